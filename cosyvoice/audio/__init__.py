@@ -1,0 +1,1 @@
+"""Audio I/O, resampling and mel analysis shared by every stage."""

@@ -1,0 +1,34 @@
+"""Typed errors with messages a user can act on.
+
+The core raises these; the UI turns them into ``gr.Error`` and the API into 4xx JSON.
+"""
+
+
+class CosyVoiceError(ValueError):
+    """Base class: a request the engine cannot serve, with a user-facing message."""
+
+    http_status = 400
+
+
+class TextError(CosyVoiceError):
+    """The text to synthesize is empty, too long or unspeakable."""
+
+    http_status = 422
+
+
+class PromptError(CosyVoiceError):
+    """The prompt recording is unusable (format, length, silence, clipping ...)."""
+
+    http_status = 422
+
+
+class ModelError(CosyVoiceError):
+    """A model could not be loaded or is not available."""
+
+    http_status = 503
+
+
+class BusyError(CosyVoiceError):
+    """The queue is full or the app is draining; retry later."""
+
+    http_status = 503

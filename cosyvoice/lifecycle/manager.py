@@ -1,0 +1,209 @@
+"""ModelManager: every model the app uses, with its state, device, load time and memory.
+
+States follow Triton's model repository: UNLOADED → LOADING → READY → UNLOADING →
+UNLOADED, or FAILED(reason). A reload builds the new instance first and swaps it in
+only on success, so a failed reload leaves the old model serving.
+
+One manager is created in ``app.py`` and passed to the pipeline, UI and API; nothing
+else holds model instances for longer than one request.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from cosyvoice.errors import ModelError
+from cosyvoice.lifecycle import resources
+
+logger = logging.getLogger(__name__)
+
+
+class ModelState(str, enum.Enum):
+    UNLOADED = "UNLOADED"
+    LOADING = "LOADING"
+    READY = "READY"
+    UNLOADING = "UNLOADING"
+    FAILED = "FAILED"
+
+
+@dataclass
+class ModelSpec:
+    """How to build one model: ``loader(device) -> instance``; ``warmup(instance)`` optional."""
+
+    name: str
+    loader: Callable[[str], Any]
+    description: str = ""
+    warmup: Callable[[Any], None] | None = None
+    required: bool = True  # readiness waits for required models only
+
+
+@dataclass
+class ModelRecord:
+    spec: ModelSpec
+    state: ModelState = ModelState.UNLOADED
+    reason: str = ""
+    device: str = ""
+    load_seconds: float = 0.0
+    loaded_at: float = 0.0
+    memory_bytes: int = 0
+    instance: Any = None
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "name": self.spec.name,
+            "description": self.spec.description,
+            "state": self.state.value,
+            "reason": self.reason,
+            "device": self.device,
+            "load_seconds": round(self.load_seconds, 3),
+            "memory_mb": round(self.memory_bytes / 2**20, 1),
+            "required": self.spec.required,
+        }
+
+
+class ModelManager:
+    """Thread-safe registry of models; load lazily with :meth:`get` or eagerly."""
+
+    def __init__(self, device: str = "cpu", specs: list[ModelSpec] | None = None) -> None:
+        self.device = device
+        self._records: dict[str, ModelRecord] = {}
+        self._lock = threading.Lock()
+        for spec in specs or []:
+            self.register(spec)
+
+    def register(self, spec: ModelSpec) -> None:
+        with self._lock:
+            if spec.name in self._records:
+                raise ValueError(f"model {spec.name!r} is registered twice")
+            self._records[spec.name] = ModelRecord(spec=spec)
+
+    def names(self) -> list[str]:
+        with self._lock:
+            return list(self._records)
+
+    def _record(self, name: str) -> ModelRecord:
+        with self._lock:
+            rec = self._records.get(name)
+        if rec is None:
+            raise ModelError(f"unknown model {name!r}; known: {', '.join(self.names())}")
+        return rec
+
+    def get(self, name: str) -> Any:
+        """The READY instance of ``name``, loading it first if needed."""
+        rec = self._record(name)
+        instance = rec.instance
+        if rec.state is ModelState.READY and instance is not None:
+            return instance
+        return self.load(name)
+
+    def load(self, name: str) -> Any:
+        """Load ``name`` if it is not READY; raises :class:`ModelError` on failure."""
+        rec = self._record(name)
+        with rec.lock:
+            if rec.state is ModelState.READY and rec.instance is not None:
+                return rec.instance
+            rec.state, rec.reason = ModelState.LOADING, ""
+            try:
+                instance, seconds, mem = self._build(rec.spec)
+            except Exception as e:
+                rec.state, rec.reason = ModelState.FAILED, _reason(e)
+                logger.error("loading %s failed: %s", name, rec.reason)
+                raise ModelError(f"model {name} failed to load: {rec.reason}") from None
+            self._install(rec, instance, seconds, mem)
+            return instance
+
+    def reload(self, name: str) -> dict[str, Any]:
+        """Build a fresh instance, then swap it in; on failure the old one keeps serving."""
+        rec = self._record(name)
+        with rec.lock:
+            try:
+                instance, seconds, mem = self._build(rec.spec)
+            except Exception as e:
+                reason = _reason(e)
+                logger.error("reloading %s failed, old instance kept: %s", name, reason)
+                if rec.instance is None:
+                    rec.state, rec.reason = ModelState.FAILED, reason
+                else:
+                    rec.reason = f"reload failed, previous instance still serving: {reason}"
+                raise ModelError(f"reload of {name} failed: {reason}") from None
+            old = rec.instance
+            self._install(rec, instance, seconds, mem)
+            del old
+        freed = resources.free_memory()
+        return {"name": name, "load_seconds": round(seconds, 3), **freed}
+
+    def unload(self, name: str) -> dict[str, Any]:
+        """Drop every reference the manager holds, collect, and report what was freed."""
+        rec = self._record(name)
+        with rec.lock:
+            if rec.instance is None and rec.state is not ModelState.FAILED:
+                return {"name": name, "freed": False}
+            rec.state = ModelState.UNLOADING
+            before = resources.memory_snapshot()
+            rec.instance = None
+            rec.state, rec.reason, rec.memory_bytes, rec.device = ModelState.UNLOADED, "", 0, ""
+        freed = resources.free_memory()
+        after = resources.memory_snapshot()
+        logger.info("unloaded %s", name)
+        return {"name": name, "freed": True, **resources.diff(before, after), **freed}
+
+    def load_all(self, required_only: bool = False) -> dict[str, str]:
+        """Load every model; returns name → final state (errors are recorded, not raised)."""
+        out: dict[str, str] = {}
+        for name in self.names():
+            rec = self._record(name)
+            if required_only and not rec.spec.required:
+                continue
+            try:
+                self.load(name)
+            except ModelError:
+                pass
+            out[name] = rec.state.value
+        return out
+
+    def unload_all(self) -> None:
+        for name in self.names():
+            self.unload(name)
+
+    def states(self) -> list[dict[str, Any]]:
+        with self._lock:
+            records = list(self._records.values())
+        return [r.summary() for r in records]
+
+    def ready(self) -> bool:
+        """True when every required model is READY."""
+        with self._lock:
+            records = list(self._records.values())
+        return all(r.state is ModelState.READY for r in records if r.spec.required)
+
+    def _build(self, spec: ModelSpec) -> tuple[Any, float, int]:
+        t0 = time.perf_counter()
+        before = resources.memory_snapshot()
+        instance = spec.loader(self.device)
+        if spec.warmup is not None:
+            spec.warmup(instance)
+        seconds = time.perf_counter() - t0
+        mem = resources.model_bytes(instance, before, resources.memory_snapshot())
+        return instance, seconds, mem
+
+    def _install(self, rec: ModelRecord, instance: Any, seconds: float, mem: int) -> None:
+        rec.instance = instance
+        rec.state, rec.reason = ModelState.READY, ""
+        rec.device = getattr(instance, "device", self.device) or self.device
+        rec.device = str(rec.device)
+        rec.load_seconds, rec.loaded_at, rec.memory_bytes = seconds, time.time(), mem
+        logger.info("model %s READY on %s in %.2f s (%.1f MB)", rec.spec.name, rec.device,
+                    seconds, mem / 2**20)
+
+
+def _reason(e: BaseException) -> str:
+    """A short message for FAILED(reason), without keeping the exception (and its frames)."""
+    text = f"{type(e).__name__}: {e}"
+    return text if len(text) <= 300 else text[:297] + "..."

@@ -1,0 +1,131 @@
+"""Process settings: one typed object, read from CLI flags and ``COSYVOICE_*`` env vars.
+
+Precedence: CLI flag > environment variable > default. ``python app.py --help``
+lists every setting with its env var and default.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _help(text: str) -> dict[str, str]:
+    return {"help": text}
+
+
+@dataclass
+class Settings:
+    """Everything the process can be told. Field metadata holds the --help text."""
+
+    host: str = field(default="0.0.0.0", metadata=_help("address to listen on"))
+    port: int = field(default=7860, metadata=_help("port to listen on"))
+    device: str = field(default="auto", metadata=_help("auto | cpu | cuda | cuda:N"))
+    root_path: str = field(default="", metadata=_help("URL prefix behind a reverse proxy"))
+
+    models_dir: Path = field(default=ROOT / "models", metadata=_help("converted and user weights"))
+    outputs_dir: Path = field(default=ROOT / "outputs", metadata=_help("generated audio"))
+    cache_dir: Path = field(default=ROOT / "cache", metadata=_help("temporary files, uploads"))
+    log_dir: Path = field(default=ROOT / "logs", metadata=_help("log files"))
+    pidfile: Path = field(default=ROOT / "run" / "app.pid", metadata=_help("pidfile path"))
+
+    max_text_chars: int = field(default=1000, metadata=_help("longest text accepted"))
+    max_upload_mb: float = field(default=20.0, metadata=_help("largest prompt upload (MB)"))
+    prompt_min_s: float = field(default=3.0, metadata=_help("shortest prompt after trimming (s)"))
+    prompt_max_s: float = field(default=30.0, metadata=_help("longest prompt after trimming (s)"))
+    prompt_min_sr: int = field(default=16000, metadata=_help("lowest prompt sample rate (Hz)"))
+    embedding_cache_size: int = field(default=64, metadata=_help("speaker embeddings kept (LRU)"))
+    profile_cache_size: int = field(default=64, metadata=_help("voice profiles kept (LRU)"))
+    torch_threads: int = field(default=0, metadata=_help("torch intra-op threads (0 = all cores)"))
+
+    concurrency: int = field(default=2, metadata=_help("syntheses running at once"))
+    queue_size: int = field(default=8, metadata=_help("requests waiting before 'busy'"))
+    preload: bool = field(default=True, metadata=_help("load models at start (else on first use)"))
+    log_level: str = field(default="INFO", metadata=_help("DEBUG | INFO | WARNING | ERROR"))
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
+        """Defaults overridden by ``COSYVOICE_<FIELD>`` environment variables."""
+        environ = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            raw = environ.get(env_name(f.name))
+            if raw is not None:
+                values[f.name] = _convert(f, raw)
+        return cls(**values)
+
+    @classmethod
+    def from_args(cls, argv: Sequence[str] | None = None) -> Settings:
+        """Parse CLI flags on top of the environment."""
+        base = cls.from_env()
+        parser = build_parser(base)
+        ns = parser.parse_args(argv)
+        changes = {f.name: _convert(f, getattr(ns, f.name)) for f in fields(cls)}
+        return dataclasses.replace(base, **changes)
+
+    def ensure_dirs(self) -> None:
+        for path in (self.models_dir, self.outputs_dir, self.cache_dir, self.log_dir,
+                     self.pidfile.parent):
+            Path(path).mkdir(parents=True, exist_ok=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        items = dataclasses.asdict(self).items()
+        return {k: str(v) if isinstance(v, Path) else v for k, v in items}
+
+
+def env_name(field_name: str) -> str:
+    return "COSYVOICE_" + field_name.upper()
+
+
+def _field_type(f: dataclasses.Field) -> type:
+    return type(f.default)
+
+
+def _convert(f: dataclasses.Field, raw: Any) -> Any:
+    kind = _field_type(f)
+    if isinstance(raw, kind) and kind is not str:
+        return raw
+    if kind is bool:
+        return str(raw).strip().lower() in ("1", "true", "yes", "on")
+    if issubclass(kind, Path):
+        return Path(raw).expanduser()
+    return kind(raw)
+
+
+def build_parser(base: Settings) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        description="CosyVoice WebUI: offline voice-cloning TTS on one port.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    for f in fields(Settings):
+        flag = "--" + f.name.replace("_", "-")
+        default = getattr(base, f.name)
+        text = f"{f.metadata.get('help', '')} [env {env_name(f.name)}]"
+        if isinstance(default, bool):
+            parser.add_argument(flag, dest=f.name, default=default,
+                                action=argparse.BooleanOptionalAction, help=text)
+        else:
+            parser.add_argument(flag, dest=f.name, default=default, help=text,
+                                type=str if isinstance(default, Path) else type(default))
+    return parser
+
+
+def resolve_device(name: str) -> str:
+    """``auto`` → ``cuda`` when a GPU is usable, else ``cpu``; explicit names are checked."""
+    import torch
+
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"--device {name} was asked for but no CUDA GPU is usable; "
+                         "use --device cpu or auto")
+    if name != "cpu" and not name.startswith("cuda"):
+        raise ValueError(f"unknown device {name!r}; use auto, cpu, cuda or cuda:N")
+    return name
