@@ -1,0 +1,85 @@
+"""CosyVoice WebUI entry point: settings → ModelManager → UI + API → serve on 0.0.0.0:7860.
+
+    python app.py --help
+"""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import os
+import sys
+import threading
+
+from cosyvoice.settings import Settings, resolve_device
+
+logger = logging.getLogger("cosyvoice.app")
+
+
+def setup_logging(settings: Settings) -> None:
+    settings.log_dir.mkdir(parents=True, exist_ok=True)
+    fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+    handler = logging.handlers.RotatingFileHandler(
+        settings.log_dir / "cosyvoice.log", maxBytes=10 * 2**20, backupCount=3,
+        encoding="utf-8")
+    handler.setFormatter(fmt)
+    console = logging.StreamHandler(sys.stderr)
+    console.setFormatter(fmt)
+    root = logging.getLogger()
+    root.setLevel(settings.log_level.upper())
+    root.handlers[:] = [handler, console]
+
+
+def main(argv: list[str] | None = None) -> int:
+    settings = Settings.from_args(argv)
+    settings.ensure_dirs()
+    setup_logging(settings)
+    os.environ.setdefault("GRADIO_TEMP_DIR", str(settings.cache_dir / "gradio"))
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+
+    import torch
+    import uvicorn
+
+    from cosyvoice.lifecycle.manager import ModelManager
+    from cosyvoice.lifecycle.pidfile import PidFile
+    from cosyvoice.lifecycle.registry import default_specs
+    from cosyvoice.pipeline import Synthesizer
+    from cosyvoice.server.app import create_app
+    from cosyvoice.server.health import AppState
+
+    try:
+        device = resolve_device(settings.device)
+    except ValueError as e:
+        logger.error("%s", e)
+        return 2
+    if settings.torch_threads > 0:
+        torch.set_num_threads(settings.torch_threads)
+    pidfile = PidFile(settings.pidfile)
+    if not pidfile.acquire():
+        logger.error("another instance holds %s (pid %s); stop it first", settings.pidfile,
+                     pidfile.read_pid())
+        return 1
+    manager = ModelManager(device, default_specs(settings))
+    state = AppState()
+    synth = Synthesizer(manager, settings)
+    app = create_app(manager, synth, state)
+
+    def preload() -> None:
+        if settings.preload:
+            manager.load_all()
+        state.loading_done.set()
+        logger.info("models: %s", {m["name"]: m["state"] for m in manager.states()})
+
+    threading.Thread(target=preload, name="preload", daemon=True).start()
+    logger.info("serving on http://%s:%d (device %s, pid %d)", settings.host, settings.port,
+                device, os.getpid())
+    try:
+        uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning",
+                    timeout_graceful_shutdown=30)
+    finally:
+        pidfile.release()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,243 @@
+"""The Synthesizer: text + mode + prompt → a stream of audio chunks, one per sentence.
+
+Data flows one way: request → text checks and normalization → acoustic backend → (voice
+adapter + HiFi-GAN when cloning) → chunks. Every model is reached through the
+:class:`~cosyvoice.lifecycle.manager.ModelManager`; nothing here outlives a request but
+the bounded voice-profile cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+
+from cosyvoice.audio.io import resample, write_wav_atomic
+from cosyvoice.errors import PromptError, TextError
+from cosyvoice.frontend.en_normalize import normalize_en
+from cosyvoice.frontend.sentences import split_sentences
+from cosyvoice.frontend.text_checks import check_text, detect_script
+from cosyvoice.lifecycle.manager import ModelManager
+from cosyvoice.settings import Settings
+from cosyvoice.speaker.cache import LruCache
+from cosyvoice.speaker.validation import PromptAudio, PromptLimits, validate_prompt
+
+logger = logging.getLogger(__name__)
+
+MODES = ("preset", "clone")
+PRESET_VOICES = {"joe": ("acoustic_en", "English · male (Piper en_US-joe-medium)")}
+SPEED_RANGE = (0.5, 2.0)
+STRENGTH_RANGE = (0.0, 1.0)
+SEED_MAX = 2**31 - 1
+
+ProgressFn = Callable[[float, str], None]
+
+
+@dataclass
+class SynthesisRequest:
+    """What a user asked for. ``seed`` None means a fresh random rendering."""
+
+    text: str
+    mode: str = "preset"
+    voice: str = "joe"
+    prompt_path: str | None = None
+    prompt_text: str = ""
+    speed: float = 1.0
+    seed: int | None = None
+    strength: float = 1.0
+
+
+@dataclass
+class AudioChunk:
+    """One synthesized sentence: float32 mono ``(T,)`` at ``sample_rate``."""
+
+    index: int
+    total: int
+    text: str
+    wav: np.ndarray
+    sample_rate: int
+
+
+@dataclass
+class SynthesisResult:
+    wav: np.ndarray
+    sample_rate: int
+    path: Path
+    elapsed_s: float
+    sentences: int
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def duration_s(self) -> float:
+        return len(self.wav) / self.sample_rate
+
+    @property
+    def rtf(self) -> float:
+        return self.elapsed_s / max(self.duration_s, 1e-6)
+
+
+@dataclass
+class _Plan:
+    sentences: list[str]
+    prompt: PromptAudio | None
+    target_profile: object | None
+    notes: list[str]
+
+
+class Synthesizer:
+    """Turns :class:`SynthesisRequest` into audio using models from the manager."""
+
+    def __init__(self, manager: ModelManager, settings: Settings) -> None:
+        self.manager = manager
+        self.settings = settings
+        self.limits = PromptLimits.from_settings(settings)
+        self._profiles = LruCache(settings.profile_cache_size)
+
+    @property
+    def sample_rate(self) -> int:
+        """Output rate: the vocoder's, so preset and cloned audio match."""
+        return int(self.manager.get("vocoder").sample_rate)
+
+    # ---- request checking -------------------------------------------------------------
+    def check(self, req: SynthesisRequest) -> None:
+        """Validate the cheap fields; raises TextError / PromptError with a clear message."""
+        if req.mode not in MODES:
+            raise TextError(f"unknown mode {req.mode!r}; choose one of: {', '.join(MODES)}")
+        _check_range("speed", req.speed, SPEED_RANGE)
+        _check_range("similarity strength", req.strength, STRENGTH_RANGE)
+        if req.seed is not None and not (0 <= int(req.seed) <= SEED_MAX):
+            raise TextError(f"seed must be between 0 and {SEED_MAX}, or empty for random")
+        if req.mode == "preset" and req.voice not in PRESET_VOICES:
+            raise TextError(f"unknown voice {req.voice!r}; available: "
+                            f"{', '.join(PRESET_VOICES)}")
+        if req.mode == "clone" and not req.prompt_path:
+            raise PromptError("3-second cloning needs a prompt recording: upload or record "
+                              "3–30 s of clear speech")
+
+    def _sentences(self, text: str) -> list[str]:
+        text = check_text(text, self.settings.max_text_chars)
+        script = detect_script(text)
+        if script != "en":
+            raise TextError(_script_message(script))
+        pieces = [normalize_en(s) for s in split_sentences(text)]
+        pieces = [p for p in pieces if re.search(r"\w", p)]
+        if not pieces:
+            raise TextError("The text has no speakable words (only symbols or punctuation)")
+        return pieces
+
+    def _plan(self, req: SynthesisRequest) -> _Plan:
+        self.check(req)
+        sentences = self._sentences(req.text)
+        prompt = profile = None
+        notes: list[str] = []
+        if req.mode == "clone":
+            prompt, profile = self._prompt_profile(Path(req.prompt_path))
+            notes.extend(prompt.notes)
+        return _Plan(sentences, prompt, profile, notes)
+
+    def _prompt_profile(self, path: Path) -> tuple[PromptAudio, object]:
+        from cosyvoice.voice.profile import VoiceProfile
+
+        prompt = validate_prompt(path, self.limits, self.manager.get("vad"),
+                                 target_sr=self.sample_rate)
+        key = hashlib.sha256(prompt.wav.tobytes()).hexdigest()
+        profile = self._profiles.get(key)
+        if profile is None:
+            profile = VoiceProfile.from_audio(prompt.wav, prompt.sr)
+            self._profiles.put(key, profile)
+        return prompt, profile
+
+    # ---- synthesis --------------------------------------------------------------------
+    def stream(self, req: SynthesisRequest) -> Iterator[AudioChunk]:
+        """Yield one chunk per sentence as soon as it is ready (errors raised up front)."""
+        plan = self._plan(req)
+        yield from self._render(req, plan)
+
+    def _render(self, req: SynthesisRequest, plan: _Plan) -> Iterator[AudioChunk]:
+        acoustic = self.manager.get(PRESET_VOICES.get(req.voice, ("acoustic_en",))[0]
+                                    if req.mode == "preset" else "acoustic_en")
+        sr_out = self.sample_rate
+        total = len(plan.sentences)
+        for i, sentence in enumerate(plan.sentences):
+            out = acoustic.synthesize(sentence, speed=req.speed, seed=_sentence_seed(req, i))
+            wav, sr = out.wav, out.sample_rate
+            if req.mode == "clone" and plan.target_profile is not None:
+                wav, sr = self._adapt(wav, sr, plan.target_profile, req.strength)
+            yield AudioChunk(i, total, sentence, resample(wav, sr, sr_out), sr_out)
+
+    def _adapt(self, wav: np.ndarray, sr: int, target, strength: float):
+        from cosyvoice.voice.adapter import VoiceAdapter
+        from cosyvoice.voice.profile import VoiceProfile
+
+        adapter = VoiceAdapter(self.manager.get("vocoder"))
+        source = VoiceProfile.from_audio(wav, sr)
+        return adapter.adapt(wav, sr, source, target, strength=strength)
+
+    def synthesize(self, req: SynthesisRequest, progress: ProgressFn | None = None
+                   ) -> SynthesisResult:
+        """Render every sentence, join them with short pauses, save a WAV in outputs/."""
+        t0 = time.perf_counter()
+        plan = self._plan(req)
+        pieces: list[np.ndarray] = []
+        sr = self.sample_rate
+        for chunk in self._render(req, plan):
+            pieces.append(chunk.wav)
+            if progress is not None:
+                progress((chunk.index + 1) / chunk.total,
+                         f"sentence {chunk.index + 1}/{chunk.total}")
+        wav = join_chunks(pieces, sr)
+        path = write_wav_atomic(self.output_path(req), wav, sr)
+        elapsed = time.perf_counter() - t0
+        logger.info("synthesized %d sentences, %.2f s audio in %.2f s (%s)", len(pieces),
+                    len(wav) / sr, elapsed, req.mode)
+        return SynthesisResult(wav, sr, path, elapsed, len(pieces), plan.notes)
+
+    def output_path(self, req: SynthesisRequest) -> Path:
+        """``outputs/20261202-183501_clone_hello-world-this_ab12cd.wav``"""
+        words = re.findall(r"[A-Za-z0-9]+", req.text.lower())[:4]
+        slug = "-".join(words)[:40] or "speech"
+        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+        name = f"{stamp}_{req.mode}_{slug}_{uuid.uuid4().hex[:6]}.wav"
+        return Path(self.settings.outputs_dir) / name
+
+
+def join_chunks(pieces: list[np.ndarray], sr: int, pause_s: float = 0.12) -> np.ndarray:
+    """Concatenate sentences with a short silence between them."""
+    if not pieces:
+        return np.zeros(0, np.float32)
+    gap = np.zeros(int(pause_s * sr), np.float32)
+    out: list[np.ndarray] = []
+    for i, p in enumerate(pieces):
+        if i:
+            out.append(gap)
+        out.append(p.astype(np.float32, copy=False))
+    return np.concatenate(out)
+
+
+def _sentence_seed(req: SynthesisRequest, index: int) -> int | None:
+    return None if req.seed is None else int(req.seed) + index
+
+
+def _check_range(name: str, value: float, bounds: tuple[float, float]) -> None:
+    try:
+        v = float(value)
+    except (TypeError, ValueError) as e:
+        raise TextError(f"{name} must be a number between {bounds[0]} and {bounds[1]}") from e
+    if not (bounds[0] <= v <= bounds[1]) or v != v:
+        raise TextError(f"{name} is {value}; it must be between {bounds[0]} and {bounds[1]}")
+
+
+def _script_message(script: str) -> str:
+    if script in ("zh", "mixed"):
+        return ("Chinese text is not supported by this build yet (Mandarin support is in "
+                "progress); please type English text")
+    return ("The text is in a script this engine cannot speak; supported: English "
+            "(Mandarin Chinese is coming)")

