@@ -50,6 +50,28 @@ class Settings:
     preload: bool = field(default=True, metadata=_help("load models at start (else on first use)"))
     log_level: str = field(default="INFO", metadata=_help("DEBUG | INFO | WARNING | ERROR"))
 
+    admin_token: str = field(default="", metadata=_help(
+        "token for restart/reload/unload when listening beyond loopback "
+        "(empty: one is generated into the pidfile's folder as admin_token)"))
+    drain_timeout_s: float = field(default=30.0, metadata=_help(
+        "on SIGTERM, how long in-flight syntheses may finish before exit (s)"))
+    restart_cooldown_s: float = field(default=60.0, metadata=_help(
+        "least time between two restarts from the UI or API (s)"))
+    idle_unload_s: float = field(default=300.0, metadata=_help(
+        "'unload idle models' unloads models unused for this long (s)"))
+    slow_request_s: float = field(default=30.0, metadata=_help(
+        "a synthesis slower than this counts toward the watchdog's slow streak (s)"))
+    watchdog_interval_s: float = field(default=10.0, metadata=_help(
+        "watchdog: seconds between polls"))
+    watchdog_failures: int = field(default=3, metadata=_help(
+        "watchdog: failed liveness polls in a row before a restart"))
+    watchdog_gpu_fraction: float = field(default=0.9, metadata=_help(
+        "watchdog: GPU memory fraction that, with slow responses, triggers a restart"))
+    watchdog_slow_count: int = field(default=3, metadata=_help(
+        "watchdog: consecutive slow syntheses that, with high GPU memory, trigger a restart"))
+    watchdog_cooldown_s: float = field(default=300.0, metadata=_help(
+        "watchdog: least time between two restarts it triggers (s)"))
+
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
         """Defaults overridden by ``COSYVOICE_<FIELD>`` environment variables."""
