@@ -1,0 +1,90 @@
+"""Input checks for the text to synthesize, with messages a user can act on."""
+
+from __future__ import annotations
+
+import unicodedata
+from collections import Counter
+
+from cosyvoice.errors import TextError
+from cosyvoice.frontend.en_normalize import clean_text
+from cosyvoice.settings import env_name
+
+SUPPORTED_SCRIPTS = "English, Mandarin Chinese"
+
+
+def _is_speakable(ch: str) -> bool:
+    """Letters and digits of any script; emoji, punctuation and marks are not."""
+    return unicodedata.category(ch)[0] in "LN"
+
+
+def check_text(text: str | None, max_chars: int) -> str:
+    """Validate user text and return it cleaned (see ``clean_text``).
+
+    Raises ``TextError`` when the text is empty, longer than ``max_chars`` (counted on
+    the stripped input, as the user typed it) or has no letter or digit after cleaning.
+    """
+    if text is None or not text.strip():
+        raise TextError("Please type some text to synthesize.")
+    length = len(text.strip())
+    if length > max_chars:
+        raise TextError(
+            f"Text is {length:,} characters; the limit is {max_chars:,} — split it or "
+            f"raise {env_name('max_text_chars')}."
+        )
+    cleaned = clean_text(text)
+    if not any(_is_speakable(ch) for ch in cleaned):
+        raise TextError("The text has no speakable words (only symbols/emoji).")
+    return cleaned
+
+
+def _script_of(ch: str) -> str | None:
+    """"latin", "cjk", another script's name ("ARABIC") or None for non-letters."""
+    if not unicodedata.category(ch).startswith("L"):
+        return None
+    name = unicodedata.name(ch, "")
+    if name.startswith("LATIN"):
+        return "latin"
+    if name.startswith("CJK") or ch == "〇":
+        return "cjk"
+    return name.split(" ")[0] or "UNKNOWN"
+
+
+def _script_counts(text: str) -> Counter[str]:
+    text = unicodedata.normalize("NFKC", text)  # full-width Latin → Latin
+    return Counter(s for s in map(_script_of, text) if s)
+
+
+def detect_script(text: str) -> str:
+    """"en", "zh", "mixed" or "other", by counting letters per script.
+
+    Latin letters count for English, CJK ideographs for Chinese. Text is "other" when
+    letters of other scripts (Arabic, Cyrillic, kana, Hangul ...) make up a third or more
+    of its letters, or when it has neither letters nor digits. Digits alone count as
+    English (the English frontend reads them). This is a script test, not a language
+    test: French is "en" here, and kanji-only Japanese is "zh".
+    """
+    counts = _script_counts(text)
+    latin, cjk = counts.pop("latin", 0), counts.pop("cjk", 0)
+    other = sum(counts.values())
+    if latin + cjk + other == 0:
+        return "en" if any(ch.isdigit() for ch in text) else "other"
+    if other * 2 >= latin + cjk:
+        return "other"
+    if latin and cjk:
+        return "mixed"
+    return "zh" if cjk else "en"
+
+
+def check_script(text: str) -> str:
+    """``detect_script``, raising ``TextError`` for a script the engine cannot speak."""
+    script = detect_script(text)
+    if script == "other":
+        counts = _script_counts(text)
+        counts.pop("latin", None)
+        counts.pop("cjk", None)
+        name = counts.most_common(1)[0][0].title() if counts else "no letters"
+        raise TextError(
+            f"Text is in a script this engine cannot speak yet ({name}); "
+            f"supported: {SUPPORTED_SCRIPTS}."
+        )
+    return script
