@@ -24,7 +24,7 @@ from cosyvoice.audio.io import resample, write_wav_atomic
 from cosyvoice.errors import PromptError, TextError
 from cosyvoice.frontend.en_normalize import normalize_en
 from cosyvoice.frontend.sentences import split_sentences
-from cosyvoice.frontend.text_checks import check_text, detect_script
+from cosyvoice.frontend.text_checks import check_script, check_text
 from cosyvoice.lifecycle.manager import ModelManager
 from cosyvoice.settings import Settings
 from cosyvoice.speaker.cache import LruCache
@@ -124,9 +124,9 @@ class Synthesizer:
 
     def _sentences(self, text: str) -> list[str]:
         text = check_text(text, self.settings.max_text_chars)
-        script = detect_script(text)
-        if script != "en":
-            raise TextError(_script_message(script))
+        if check_script(text) != "en":
+            raise TextError("Chinese text is not supported by this build yet (the Mandarin "
+                            "voice is in progress); please type English text")
         pieces = [normalize_en(s) for s in split_sentences(text)]
         pieces = [p for p in pieces if re.search(r"\w", p)]
         if not pieces:
@@ -234,10 +234,3 @@ def _check_range(name: str, value: float, bounds: tuple[float, float]) -> None:
     if not (bounds[0] <= v <= bounds[1]) or v != v:
         raise TextError(f"{name} is {value}; it must be between {bounds[0]} and {bounds[1]}")
 
-
-def _script_message(script: str) -> str:
-    if script in ("zh", "mixed"):
-        return ("Chinese text is not supported by this build yet (Mandarin support is in "
-                "progress); please type English text")
-    return ("The text is in a script this engine cannot speak; supported: English "
-            "(Mandarin Chinese is coming)")

@@ -1,1 +1,8 @@
-"""cosyvoice.frontend"""
+"""Text frontend: cleaning, checks, sentence splitting, English normalization."""
+
+from cosyvoice.frontend.en_normalize import clean_text, normalize_en
+from cosyvoice.frontend.sentences import split_sentences
+from cosyvoice.frontend.text_checks import check_script, check_text, detect_script
+
+__all__ = ["check_script", "check_text", "clean_text", "detect_script", "normalize_en",
+           "split_sentences"]
