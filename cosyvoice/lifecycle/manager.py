@@ -52,6 +52,7 @@ class ModelRecord:
     load_seconds: float = 0.0
     loaded_at: float = 0.0
     memory_bytes: int = 0
+    last_used: float = 0.0
     instance: Any = None
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -65,6 +66,7 @@ class ModelRecord:
             "load_seconds": round(self.load_seconds, 3),
             "memory_mb": round(self.memory_bytes / 2**20, 1),
             "required": self.spec.required,
+            "idle_s": round(time.time() - self.last_used, 1) if self.last_used else None,
         }
 
 
@@ -98,6 +100,7 @@ class ModelManager:
     def get(self, name: str) -> Any:
         """The READY instance of ``name``, loading it first if needed."""
         rec = self._record(name)
+        rec.last_used = time.time()
         instance = rec.instance
         if rec.state is ModelState.READY and instance is not None:
             return instance
@@ -167,6 +170,14 @@ class ModelManager:
                 pass
             out[name] = rec.state.value
         return out
+
+    def unload_idle(self, idle_s: float) -> list[dict[str, Any]]:
+        """Unload READY models not used for ``idle_s`` seconds; they load again on use."""
+        now = time.time()
+        with self._lock:
+            idle = [r.spec.name for r in self._records.values()
+                    if r.state is ModelState.READY and now - (r.last_used or r.loaded_at) >= idle_s]
+        return [self.unload(name) for name in idle]
 
     def unload_all(self) -> None:
         for name in self.names():
