@@ -1,0 +1,58 @@
+"""Peak RSS of the running app after N syntheses through its real HTTP surface.
+
+    .venv/bin/python bench/app_rss.py [--requests 20]
+
+Starts app.py on a free port (temporary dirs), alternates preset and cloning requests
+through gradio_client, and reads the process's RSS and peak RSS (VmHWM) from /proc.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._common import SENTENCE_20, machine, real_prompt
+from tests.conftest import start_app, stop_app
+
+
+def proc_status(pid: int) -> dict[str, int]:
+    out = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            out[key] = int(value.split()[0]) * 1024
+    return out
+
+
+def main() -> int:
+    from gradio_client import Client, handle_file
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--requests", type=int, default=20)
+    args = ap.parse_args()
+    app = start_app(Path(tempfile.mkdtemp(prefix="bench-rss-")))
+    try:
+        client = Client(app.url, verbose=False)
+        start = proc_status(app.proc.pid)
+        prompt = handle_file(str(real_prompt()))
+        for i in range(args.requests):
+            clone = i % 2 == 1
+            client.predict("clone" if clone else "preset", SENTENCE_20, "joe",
+                           prompt if clone else None, "", 1.0, None, 1.0, api_name="/generate")
+        end = proc_status(app.proc.pid)
+    finally:
+        stop_app(app)
+    mb = 2**20
+    print(f"# app RSS on {machine()}, {args.requests} syntheses (half preset, half clone)")
+    print(f"RSS after start-up: {start['VmRSS'] / mb:.0f} MB")
+    print(f"RSS after {args.requests} syntheses: {end['VmRSS'] / mb:.0f} MB")
+    print(f"peak RSS (VmHWM): {end['VmHWM'] / mb:.0f} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
