@@ -32,3 +32,15 @@ class BusyError(CosyVoiceError):
     """The queue is full or the app is draining; retry later."""
 
     http_status = 503
+
+
+class QueueFullError(BusyError):
+    """Every synthesis slot and queue place is taken; retry in a few seconds."""
+
+    http_status = 429
+
+
+class UploadTooLargeError(CosyVoiceError):
+    """An upload is over the size limit."""
+
+    http_status = 413

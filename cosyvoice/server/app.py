@@ -1,4 +1,8 @@
-"""Assemble the FastAPI app: health routes plus the Gradio UI mounted at ``/``."""
+"""Assemble the FastAPI app: health, REST/OpenAI API, and the Gradio UI mounted at ``/``.
+
+One :class:`SynthesisGate` admits syntheses from both the API and the UI, so the
+concurrency limit and queue bound hold for the whole process.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,8 @@ from fastapi import FastAPI
 
 from cosyvoice.lifecycle.manager import ModelManager
 from cosyvoice.pipeline import Synthesizer
+from cosyvoice.server.api import api_router, install_error_handlers
+from cosyvoice.server.gate import SynthesisGate
 from cosyvoice.server.health import AppState, health_router
 from cosyvoice.server.ui import build_ui
 
@@ -14,8 +20,12 @@ from cosyvoice.server.ui import build_ui
 def create_app(manager: ModelManager, synth: Synthesizer, state: AppState) -> FastAPI:
     settings = synth.settings
     app = FastAPI(title="CosyVoice WebUI", version="0.1.0")
+    gate = SynthesisGate(settings.concurrency, settings.queue_size)
+    app.state.gate = gate
+    install_error_handlers(app)
     app.include_router(health_router(manager, state))
-    demo = build_ui(synth)
+    app.include_router(api_router(synth, gate))
+    demo = build_ui(synth, gate)
     max_mb = settings.max_upload_mb
     return gr.mount_gradio_app(
         app, demo, path="/", root_path=settings.root_path or None,

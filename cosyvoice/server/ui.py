@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import random
+from contextlib import nullcontext
 
 import gradio as gr
 
@@ -19,6 +20,7 @@ from cosyvoice.pipeline import (
     SynthesisRequest,
     Synthesizer,
 )
+from cosyvoice.server.gate import SynthesisGate
 from cosyvoice.server.texts import t
 
 logger = logging.getLogger(__name__)
@@ -41,7 +43,7 @@ def _parse_seed(seed) -> int | None:
         raise gr.Error(f"seed must be a whole number from 0 to {SEED_MAX}, or empty") from e
 
 
-def make_generate(synth: Synthesizer):
+def make_generate(synth: Synthesizer, gate: SynthesisGate | None = None):
     """The event handler: UI values → SynthesisRequest → (wav path, status)."""
 
     def generate(mode: str, text: str, voice: str, prompt_audio: str | None,
@@ -53,7 +55,8 @@ def make_generate(synth: Synthesizer):
                                strength=float(strength))
         try:
             progress(0.0, desc="checking input")
-            result = synth.synthesize(req, progress=lambda f, d: progress(f, desc=d))
+            with gate.slot() if gate is not None else nullcontext():
+                result = synth.synthesize(req, progress=lambda f, d: progress(f, desc=d))
         except CosyVoiceError as e:
             raise gr.Error(str(e)) from None
         notes = "".join(f"\n\n{n}" for n in result.notes)
@@ -65,7 +68,7 @@ def make_generate(synth: Synthesizer):
     return generate
 
 
-def build_ui(synth: Synthesizer) -> gr.Blocks:
+def build_ui(synth: Synthesizer, gate: SynthesisGate | None = None) -> gr.Blocks:
     settings = synth.settings
     with gr.Blocks(title="CosyVoice WebUI", delete_cache=(3600, 3600)) as demo:
         title = gr.Markdown(t("title"))
@@ -128,7 +131,7 @@ def build_ui(synth: Synthesizer) -> gr.Blocks:
                        [title, limits, ui_lang, mode, step, text, voice, prompt, prompt_text,
                         speed, strength, seed, dice, generate_btn, output],
                        api_name=False, queue=False)
-        generate_btn.click(make_generate(synth),
+        generate_btn.click(make_generate(synth, gate),
                            [mode, text, voice, prompt, prompt_text, speed, seed, strength],
                            [output, status], api_name="generate",
                            concurrency_id="synthesis")

@@ -1,0 +1,251 @@
+"""REST API (``/api/v1``) and the OpenAI-compatible speech endpoint (``/v1/audio/speech``).
+
+Every error is JSON ``{"error": {"message", "type", "code"}}`` (OpenAI's shape, so its
+client shows the message); 413 for oversized uploads, 422 for invalid fields, 429/503
+with ``Retry-After`` when the server is busy or draining.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Literal
+
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+
+from cosyvoice.audio.encode import (
+    check_format,
+    encode,
+    media_type,
+    pcm16_bytes,
+    streaming_wav_header,
+)
+from cosyvoice.errors import BusyError, CosyVoiceError, TextError, UploadTooLargeError
+from cosyvoice.pipeline import (
+    PRESET_VOICES,
+    SEED_MAX,
+    SynthesisRequest,
+    Synthesizer,
+)
+from cosyvoice.server.gate import SynthesisGate
+
+logger = logging.getLogger(__name__)
+
+RETRY_AFTER_S = 5
+ENGINE_ID = "cosyvoice-offline"
+# OpenAI's voice names are accepted and spoken by the default voice, so clients written
+# for OpenAI work unchanged; our own voice names pick that voice.
+OPENAI_VOICES = ("alloy", "ash", "ballad", "coral", "echo", "fable", "nova", "onyx", "sage",
+                 "shimmer", "verse")
+
+
+class TtsBody(BaseModel):
+    """Fields of ``POST /api/v1/tts`` (JSON body, or multipart form fields + ``prompt`` file)."""
+
+    text: str = Field(description="text to speak (limit: settings max_text_chars)")
+    mode: Literal["preset", "clone"] = "preset"
+    voice: str = Field("joe", description="preset voice name")
+    prompt_text: str = Field("", max_length=500, description="prompt transcript (optional)")
+    speed: float = Field(1.0, ge=0.5, le=2.0)
+    seed: int | None = Field(None, ge=0, le=SEED_MAX)
+    strength: float = Field(1.0, ge=0.0, le=1.0, description="cloning similarity strength")
+    format: Literal["wav", "pcm16", "flac", "mp3", "opus"] = "wav"
+    stream: bool = Field(False, description="send audio chunk by chunk as it is synthesized")
+
+
+class SpeechBody(BaseModel):
+    """OpenAI ``POST /v1/audio/speech``."""
+
+    model: str = ENGINE_ID
+    input: str
+    voice: str = "alloy"
+    response_format: Literal["mp3", "opus", "aac", "flac", "wav", "pcm"] = "mp3"
+    speed: float = Field(1.0, ge=0.5, le=2.0)
+    instructions: str | None = Field(None, max_length=1000)
+
+
+def _error(status: int, message: str, kind: str, retry: bool = False) -> JSONResponse:
+    headers = {"Retry-After": str(RETRY_AFTER_S)} if retry else None
+    return JSONResponse({"error": {"message": message, "type": kind, "code": status}},
+                        status_code=status, headers=headers)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(CosyVoiceError)
+    async def _cosy(request: Request, exc: CosyVoiceError) -> JSONResponse:
+        return _error(exc.http_status, str(exc), type(exc).__name__,
+                      retry=isinstance(exc, BusyError))
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        parts = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
+            parts.append(f"{where or 'body'}: {err.get('msg', 'invalid')}")
+        return _error(422, "invalid request: " + "; ".join(parts), "ValidationError")
+
+
+class Api:
+    """Route handlers bound to one Synthesizer and its admission gate."""
+
+    def __init__(self, synth: Synthesizer, gate: SynthesisGate) -> None:
+        self.synth = synth
+        self.gate = gate
+        self.max_upload = int(synth.settings.max_upload_mb * 2**20)
+
+    # ---- request parsing ---------------------------------------------------------------
+    async def parse_tts(self, request: Request) -> tuple[TtsBody, Path | None]:
+        ctype = request.headers.get("content-type", "")
+        if not ctype.startswith("multipart/form-data"):
+            try:
+                data = await request.json()
+            except ValueError as e:
+                raise TextError("body must be JSON, or multipart/form-data with a "
+                                "'prompt' file") from e
+            return _validate(TtsBody, data), None
+        self._check_length(request)
+        form = await request.form(max_files=1, max_fields=20, max_part_size=self.max_upload)
+        fields = {k: v for k, v in form.items() if not isinstance(v, UploadFile)}
+        upload = form.get("prompt")
+        body = _validate(TtsBody, fields)
+        prompt = await self._save_upload(upload) if isinstance(upload, UploadFile) else None
+        return body, prompt
+
+    def _check_length(self, request: Request) -> None:
+        length = request.headers.get("content-length")
+        if length and length.isdigit() and int(length) > self.max_upload + 64 * 1024:
+            raise UploadTooLargeError(f"upload is {int(length) / 2**20:.1f} MB; the limit is "
+                                      f"{self.max_upload / 2**20:.0f} MB")
+
+    async def _save_upload(self, upload: UploadFile) -> Path:
+        cache = Path(self.synth.settings.cache_dir) / "uploads"
+        cache.mkdir(parents=True, exist_ok=True)
+        suffix = Path(os.path.basename(upload.filename or "prompt")).suffix[:8] or ".bin"
+        fd, name = tempfile.mkstemp(prefix="prompt-", suffix=suffix, dir=cache)
+        size = 0
+        with os.fdopen(fd, "wb") as f:
+            while chunk := await upload.read(1 << 20):
+                size += len(chunk)
+                if size > self.max_upload:
+                    f.close()
+                    Path(name).unlink(missing_ok=True)
+                    raise UploadTooLargeError(f"prompt upload is over the "
+                                              f"{self.max_upload / 2**20:.0f} MB limit")
+                f.write(chunk)
+        return Path(name)
+
+    # ---- synthesis ----------------------------------------------------------------------
+    def full(self, req: SynthesisRequest, fmt: str) -> Response:
+        with self.gate.slot():
+            result = self.synth.synthesize(req)
+        data = encode(result.wav, result.sample_rate, fmt)
+        headers = {"X-Audio-Duration": f"{result.duration_s:.3f}",
+                   "X-Synthesis-Seconds": f"{result.elapsed_s:.3f}",
+                   "X-Output-File": result.path.name}
+        return Response(data, media_type=media_type(fmt, result.sample_rate), headers=headers)
+
+    def streaming(self, req: SynthesisRequest, fmt: str) -> StreamingResponse:
+        """Chunked audio; the first sentence is rendered before headers are sent, so a bad
+        request still gets a proper 4xx instead of a broken stream."""
+        if fmt not in ("wav", "pcm16"):
+            raise TextError("stream=true supports format wav or pcm16")
+        slot = self.gate.slot()
+        slot.__enter__()
+        try:
+            chunks = self.synth.stream(req)
+            first = next(chunks, None)
+        except BaseException as e:
+            slot.__exit__(type(e), e, e.__traceback__)
+            raise
+        sr = first.sample_rate if first is not None else self.synth.sample_rate
+
+        def body() -> Iterator[bytes]:
+            try:
+                if fmt == "wav":
+                    yield streaming_wav_header(sr)
+                if first is not None:
+                    yield pcm16_bytes(first.wav)
+                for chunk in chunks:
+                    yield pcm16_bytes(chunk.wav)
+            finally:
+                chunks.close()
+                slot.__exit__(None, None, None)
+
+        return StreamingResponse(body(), media_type=media_type(fmt, sr))
+
+
+def _validate(model: type[BaseModel], data: object) -> BaseModel:
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        raise RequestValidationError(e.errors()) from None
+
+
+def _request(body: TtsBody, prompt: Path | None) -> SynthesisRequest:
+    return SynthesisRequest(text=body.text, mode=body.mode, voice=body.voice,
+                            prompt_path=str(prompt) if prompt else None,
+                            prompt_text=body.prompt_text, speed=body.speed, seed=body.seed,
+                            strength=body.strength)
+
+
+def api_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
+    api = Api(synth, gate)
+    router = APIRouter()
+
+    @router.post("/api/v1/tts", tags=["tts"], response_class=Response,
+                 openapi_extra={"requestBody": {"content": {
+                     "application/json": {"schema": TtsBody.model_json_schema()},
+                     "multipart/form-data": {"schema": {"type": "object", "properties": {
+                         **TtsBody.model_json_schema()["properties"],
+                         "prompt": {"type": "string", "format": "binary"}}}}}}})
+    async def tts(request: Request) -> Response:
+        """Speak text in any mode; JSON, or multipart with a ``prompt`` recording."""
+        body, prompt = await api.parse_tts(request)
+        req = _request(body, prompt)
+        fmt = check_format(body.format)
+        try:
+            if body.stream:
+                return await run_in_threadpool(api.streaming, req, fmt)
+            return await run_in_threadpool(api.full, req, fmt)
+        finally:
+            if prompt is not None and not body.stream:
+                prompt.unlink(missing_ok=True)
+
+    @router.get("/api/v1/voices", tags=["voices"])
+    def voices() -> dict:
+        return {"voices": [{"name": k, "description": d, "kind": "preset"}
+                           for k, (_, d) in PRESET_VOICES.items()]}
+
+    @router.post("/v1/audio/speech", tags=["openai"], response_class=Response)
+    def speech(body: SpeechBody) -> Response:
+        """OpenAI-compatible: ``openai.audio.speech.create(model=..., voice=..., input=...)``."""
+        fmt = "pcm16" if body.response_format == "pcm" else body.response_format
+        fmt = check_format(fmt)
+        voice = body.voice if body.voice in PRESET_VOICES else "joe"
+        if body.voice not in PRESET_VOICES and body.voice.lower() not in OPENAI_VOICES:
+            raise TextError(f"unknown voice {body.voice!r}; use one of "
+                            f"{', '.join(PRESET_VOICES)} or an OpenAI voice name")
+        req = SynthesisRequest(text=body.input, voice=voice, speed=body.speed)
+        response = api.full(req, fmt)
+        if body.instructions:
+            response.headers["X-CosyVoice-Notes"] = ("instructions are not applied by this "
+                                                     "build yet")
+        return response
+
+    @router.get("/v1/models", tags=["openai"])
+    def models() -> dict:
+        return {"object": "list", "data": [
+            {"id": ENGINE_ID, "object": "model", "created": 0, "owned_by": "local"},
+            {"id": "tts-1", "object": "model", "created": 0, "owned_by": "local"}]}
+
+    return router
