@@ -1,0 +1,205 @@
+"""In-flight request tracking and the graceful SIGTERM drain.
+
+Every synthesis runs inside :meth:`RequestTracker.track`, which counts it (by mode and
+outcome, with its latency) and refuses it with a retryable :class:`BusyError` once the
+app is draining. :class:`DrainingServer` turns the first SIGTERM / SIGINT into a drain:
+readiness goes false, new work is refused, in-flight syntheses get up to
+``drain_timeout_s`` to finish, then uvicorn shuts down and the process exits 0.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import Any
+
+from cosyvoice.errors import BusyError, CosyVoiceError, ModelError
+
+logger = logging.getLogger(__name__)
+
+LATENCY_BUCKETS = (0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0)
+DRAINING_MESSAGE = ("The server is restarting and no longer accepts new requests; "
+                    "please try again in about 30 seconds.")
+OUTCOMES = ("ok", "rejected", "refused", "error", "cancelled")
+
+
+@dataclass
+class LatencyHistogram:
+    """Latency counts per upper bound (non-cumulative); the last slot is +Inf."""
+
+    bounds: tuple[float, ...] = LATENCY_BUCKETS
+    counts: list[int] = field(default_factory=lambda: [0] * (len(LATENCY_BUCKETS) + 1))
+    total_s: float = 0.0
+
+    def observe(self, seconds: float) -> None:
+        slot = next((i for i, b in enumerate(self.bounds) if seconds <= b), len(self.bounds))
+        self.counts[slot] += 1
+        self.total_s += seconds
+
+    def cumulative(self) -> list[tuple[str, int]]:
+        """``[(le, count)]`` in Prometheus order, ending with ``("+Inf", total)``."""
+        out, running = [], 0
+        for bound, n in zip((*map(str, self.bounds), "+Inf"), self.counts, strict=True):
+            running += n
+            out.append((bound, running))
+        return out
+
+    def copy(self) -> LatencyHistogram:
+        return LatencyHistogram(self.bounds, list(self.counts), self.total_s)
+
+
+@dataclass
+class TrackerSnapshot:
+    in_flight: int
+    outcomes: dict[tuple[str, str], int]
+    latency: dict[str, LatencyHistogram]
+
+
+class RequestTracker:
+    """Counts syntheses in flight and finished; refuses new ones while draining."""
+
+    def __init__(self, draining: threading.Event | None = None, recent: int = 64) -> None:
+        self.draining = draining if draining is not None else threading.Event()
+        self._cond = threading.Condition()
+        self._in_flight = 0
+        self._outcomes: dict[tuple[str, str], int] = {}
+        self._latency: dict[str, LatencyHistogram] = {}
+        self._recent: deque[float] = deque(maxlen=recent)
+
+    @contextmanager
+    def track(self, mode: str) -> Iterator[None]:
+        """Run one request; raises :class:`BusyError` at once when draining."""
+        with self._cond:
+            if self.draining.is_set():
+                self._finish(mode, "refused", None)
+                raise BusyError(DRAINING_MESSAGE)
+            self._in_flight += 1
+        t0, outcome = time.perf_counter(), "error"
+        try:
+            yield
+            outcome = "ok"
+        except GeneratorExit:
+            outcome = "cancelled"
+            raise
+        except Exception as e:
+            outcome = classify(e)
+            raise
+        finally:
+            with self._cond:
+                self._in_flight -= 1
+                self._finish(mode, outcome, time.perf_counter() - t0)
+                self._cond.notify_all()
+
+    def _finish(self, mode: str, outcome: str, seconds: float | None) -> None:
+        key = (mode, outcome)
+        self._outcomes[key] = self._outcomes.get(key, 0) + 1
+        if seconds is None:
+            return
+        self._latency.setdefault(mode, LatencyHistogram()).observe(seconds)
+        if outcome in ("ok", "error"):
+            self._recent.append(seconds)
+
+    @property
+    def in_flight(self) -> int:
+        with self._cond:
+            return self._in_flight
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Block until nothing is in flight or ``timeout`` s pass; True when idle."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._in_flight == 0, timeout=timeout)
+
+    def slow_streak(self, threshold_s: float) -> int:
+        """How many of the most recent finished syntheses in a row took > ``threshold_s``."""
+        with self._cond:
+            recent = list(self._recent)
+        streak = 0
+        for seconds in reversed(recent):
+            if seconds <= threshold_s:
+                break
+            streak += 1
+        return streak
+
+    def snapshot(self) -> TrackerSnapshot:
+        with self._cond:
+            return TrackerSnapshot(self._in_flight, dict(self._outcomes),
+                                   {m: h.copy() for m, h in self._latency.items()})
+
+
+def classify(e: BaseException) -> str:
+    """Outcome label of a failed request: the user's fault, ours, or a refusal."""
+    if isinstance(e, BusyError):
+        return "refused"
+    if isinstance(e, ModelError) or not isinstance(e, CosyVoiceError):
+        return "error"
+    return "rejected"
+
+
+class DrainingServer:
+    """A uvicorn server whose first SIGTERM/SIGINT drains before shutting down.
+
+    A second signal stops waiting for in-flight work; a third (SIGINT) forces exit.
+    """
+
+    def __init__(self, config: Any, tracker: RequestTracker, drain_timeout_s: float) -> None:
+        import uvicorn
+
+        self.tracker = tracker
+        self.drain_timeout_s = drain_timeout_s
+        self._drain_thread: threading.Thread | None = None
+        self.server = uvicorn.Server(config)
+        # Our handler replaces uvicorn's; not recording the signal means uvicorn does
+        # not re-raise it after shutdown, so a drained process exits with status 0.
+        self.server.handle_exit = self.handle_exit  # type: ignore[method-assign]
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        if self._drain_thread is None:
+            logger.info("%s received: draining (up to %.0f s for %d in-flight request(s))",
+                        signal.Signals(sig).name, self.drain_timeout_s, self.tracker.in_flight)
+            self.tracker.draining.set()
+            self._drain_thread = threading.Thread(target=self._drain, name="drain",
+                                                  daemon=True)
+            self._drain_thread.start()
+        elif not self.server.should_exit:
+            logger.warning("second signal: shutting down without waiting for in-flight work")
+            self.server.should_exit = True
+        else:
+            self.server.force_exit = True
+
+    def _drain(self) -> None:
+        t0 = time.monotonic()
+        idle = self.tracker.wait_idle(self.drain_timeout_s)
+        if idle:
+            logger.info("drained in %.1f s; shutting down", time.monotonic() - t0)
+            time.sleep(0.5)  # let the last results reach their clients
+        else:
+            logger.warning("drain deadline (%.0f s) passed with %d request(s) in flight; "
+                           "shutting down anyway", self.drain_timeout_s, self.tracker.in_flight)
+        self.server.should_exit = True
+
+    def run(self) -> None:
+        self.server.run()
+        if self.tracker.in_flight:
+            # Worker threads still busy would block interpreter exit (they are joined):
+            # give the caller's cleanup a moment, then leave without them.
+            timer = threading.Timer(5.0, os._exit, args=(0,))
+            timer.daemon = True
+            timer.start()
+
+
+def serve(app: Any, host: str, port: int, tracker: RequestTracker,
+          drain_timeout_s: float) -> None:
+    """Serve ``app`` until a signal, draining in-flight requests first."""
+    import uvicorn
+
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning",
+                            timeout_graceful_shutdown=5)
+    DrainingServer(config, tracker, drain_timeout_s).run()
