@@ -13,6 +13,7 @@ import time
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
+from cosyvoice.lifecycle.drain import RequestTracker
 from cosyvoice.lifecycle.manager import ModelManager
 
 
@@ -23,6 +24,20 @@ class AppState:
         self.started_at = time.time()
         self.draining = threading.Event()
         self.loading_done = threading.Event()
+        self.requests = RequestTracker(self.draining)
+
+
+def readiness(manager: ModelManager, state: AppState) -> tuple[bool, str]:
+    """``(ready, status)``: not draining, start-up loading done, and every required model
+    READY, or UNLOADED on purpose (``--no-preload`` or unloaded idle: it loads on first use).
+    """
+    if state.draining.is_set():
+        return False, "draining"
+    if not state.loading_done.is_set():
+        return False, "loading"
+    bad = [m["name"] for m in manager.states()
+           if m["required"] and m["state"] not in ("READY", "UNLOADED")]
+    return (False, "models not ready: " + ", ".join(bad)) if bad else (True, "ready")
 
 
 def health_router(manager: ModelManager, state: AppState) -> APIRouter:
@@ -36,10 +51,7 @@ def health_router(manager: ModelManager, state: AppState) -> APIRouter:
     @router.get("/health/ready")
     def ready() -> JSONResponse:
         models = manager.states()
-        ok = manager.ready() and not state.draining.is_set()
-        reason = ("draining" if state.draining.is_set()
-                  else "ready" if ok else "loading" if not state.loading_done.is_set()
-                  else "models not ready")
+        ok, reason = readiness(manager, state)
         body = {"ready": ok, "status": reason, "pid": os.getpid(), "models": models}
         return JSONResponse(body, status_code=200 if ok else 503)
 
