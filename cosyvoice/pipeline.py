@@ -25,7 +25,9 @@ from cosyvoice.errors import PromptError, TextError
 from cosyvoice.frontend.en_normalize import normalize_en
 from cosyvoice.frontend.sentences import split_sentences
 from cosyvoice.frontend.text_checks import check_script, check_text
+from cosyvoice.lifecycle.drain import RequestTracker
 from cosyvoice.lifecycle.manager import ModelManager
+from cosyvoice.lifecycle.oom import call_with_oom_retry
 from cosyvoice.settings import Settings
 from cosyvoice.speaker.cache import LruCache
 from cosyvoice.speaker.validation import PromptAudio, PromptLimits, validate_prompt
@@ -95,9 +97,11 @@ class _Plan:
 class Synthesizer:
     """Turns :class:`SynthesisRequest` into audio using models from the manager."""
 
-    def __init__(self, manager: ModelManager, settings: Settings) -> None:
+    def __init__(self, manager: ModelManager, settings: Settings,
+                 tracker: RequestTracker | None = None) -> None:
         self.manager = manager
         self.settings = settings
+        self.tracker = tracker or RequestTracker()  # in-flight count, drain refusal, stats
         self.limits = PromptLimits.from_settings(settings)
         self._profiles = LruCache(settings.profile_cache_size)
 
@@ -158,8 +162,9 @@ class Synthesizer:
     # ---- synthesis --------------------------------------------------------------------
     def stream(self, req: SynthesisRequest) -> Iterator[AudioChunk]:
         """Yield one chunk per sentence as soon as it is ready (errors raised up front)."""
-        plan = self._plan(req)
-        yield from self._render(req, plan)
+        with self.tracker.track(req.mode):
+            plan = self._plan(req)
+            yield from self._render(req, plan)
 
     def _render(self, req: SynthesisRequest, plan: _Plan) -> Iterator[AudioChunk]:
         acoustic = self.manager.get(PRESET_VOICES.get(req.voice, ("acoustic_en",))[0]
@@ -183,7 +188,16 @@ class Synthesizer:
 
     def synthesize(self, req: SynthesisRequest, progress: ProgressFn | None = None
                    ) -> SynthesisResult:
-        """Render every sentence, join them with short pauses, save a WAV in outputs/."""
+        """Render every sentence, join them with short pauses, save a WAV in outputs/.
+
+        Tracked (refused with a retryable BusyError while draining); a CUDA OOM frees
+        memory and retries once before a clear ModelError.
+        """
+        with self.tracker.track(req.mode):
+            return call_with_oom_retry(lambda: self._synthesize(req, progress))
+
+    def _synthesize(self, req: SynthesisRequest, progress: ProgressFn | None
+                    ) -> SynthesisResult:
         t0 = time.perf_counter()
         plan = self._plan(req)
         pieces: list[np.ndarray] = []
