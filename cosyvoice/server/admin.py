@@ -1,0 +1,403 @@
+"""Admin actions — reload, unload idle, hard restart — as a Gradio "Models" tab and as
+JSON routes under ``/admin``.
+
+:class:`AdminActions` holds the logic (token check, restart cooldown, launching
+restart.sh); the panel and the routes only translate its results and errors. An admin
+token is required whenever the app listens beyond loopback.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import os
+import secrets
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+import psutil
+from fastapi import APIRouter, Header, Request
+from fastapi.responses import JSONResponse
+
+from cosyvoice.errors import BusyError, CosyVoiceError, ModelError
+from cosyvoice.lifecycle import resources
+from cosyvoice.lifecycle.manager import ModelManager
+from cosyvoice.lifecycle.restarts import RestartLog, launch_restart
+from cosyvoice.server.health import AppState
+from cosyvoice.server.texts import bilingual, t
+from cosyvoice.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+LOOPBACK_HOSTS = {"127.0.0.1", "::1", "localhost"}
+REFRESH_S = 3.0
+READY_POLL_TIMEOUT_S = 180
+
+
+class AdminError(CosyVoiceError):
+    """Missing or wrong admin token."""
+
+    http_status = 403
+
+
+def is_loopback(host: str) -> bool:
+    return host in LOOPBACK_HOSTS or host.startswith("127.")
+
+
+def resolve_admin_token(settings: Settings) -> str:
+    """The configured token, else one kept in ``<run dir>/admin_token`` (mode 0600).
+
+    The file survives restarts, so a page opened before a restart keeps working.
+    """
+    if settings.admin_token:
+        return settings.admin_token
+    path = Path(settings.pidfile).parent / "admin_token"
+    try:
+        token = path.read_text().strip()
+        if token:
+            return token
+    except OSError:
+        pass
+    token = secrets.token_urlsafe(24)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(token + "\n")
+    logger.warning("admin token generated into %s (set --admin-token to choose one)", path)
+    return token
+
+
+class AdminActions:
+    """What the Models panel and the /admin routes do, in one place (one cooldown)."""
+
+    def __init__(self, manager: ModelManager, state: AppState, settings: Settings) -> None:
+        self.manager = manager
+        self.state = state
+        self.settings = settings
+        self.token_required = not is_loopback(settings.host)
+        self._token = resolve_admin_token(settings) if self.token_required else ""
+        self.restart_log = RestartLog.for_settings(settings)
+        self._restart_requested = 0.0
+        self._lock = threading.Lock()
+
+    def check_token(self, token: str | None) -> None:
+        if not self.token_required:
+            return
+        if not token or not hmac.compare_digest(token.strip(), self._token):
+            raise AdminError("This action needs the admin token (the app listens beyond "
+                             "this machine). Find it in --admin-token / COSYVOICE_ADMIN_TOKEN "
+                             f"or in {Path(self.settings.pidfile).parent / 'admin_token'} "
+                             "on the server.")
+
+    def reload(self, token: str | None) -> dict[str, Any]:
+        """Soft restart: rebuild every loaded (or failed) model; failures keep the old one."""
+        self.check_token(token)
+        t0, done, failed = time.perf_counter(), [], {}
+        for m in self.manager.states():
+            if m["state"] not in ("READY", "FAILED"):
+                continue
+            try:
+                if m["state"] == "READY":
+                    self.manager.reload(m["name"])
+                else:
+                    self.manager.load(m["name"])
+                done.append(m["name"])
+            except ModelError as e:
+                failed[m["name"]] = str(e)
+        seconds = time.perf_counter() - t0
+        logger.info("soft reload: %s in %.2f s; failed: %s", done, seconds, failed or "none")
+        return {"reloaded": done, "failed": failed, "seconds": round(seconds, 3)}
+
+    def unload_idle(self, token: str | None) -> list[dict[str, Any]]:
+        self.check_token(token)
+        reports = self.manager.unload_idle(self.settings.idle_unload_s)
+        logger.info("unload idle: %s", [r["name"] for r in reports] or "nothing idle")
+        return reports
+
+    def restart(self, token: str | None, keep_outputs: bool, reason: str = "button"
+                ) -> dict[str, Any]:
+        """Launch restart.sh detached; raises BusyError inside the cooldown or a drain."""
+        self.check_token(token)
+        with self._lock:
+            self._check_cooldown()
+            proc = launch_restart(self.settings, keep_outputs, reason)
+            self._restart_requested = time.time()
+        return {"restarting": True, "old_pid": os.getpid(), "restart_pid": proc.pid,
+                "keep_outputs": bool(keep_outputs),
+                "log": str(Path(self.settings.log_dir) / "restart.log")}
+
+    def _check_cooldown(self) -> None:
+        if self.state.draining.is_set():
+            raise BusyError("A restart is already in progress; this page reloads when the "
+                            "new process is ready.")
+        last = max(self._restart_requested, self.restart_log.last_time() or 0.0)
+        wait = self.settings.restart_cooldown_s - (time.time() - last)
+        if wait > 0:
+            raise BusyError(f"The app was restarted {time.time() - last:.0f} s ago; restarts "
+                            f"are at least {self.settings.restart_cooldown_s:.0f} s apart. "
+                            f"Try again in {wait:.0f} s.")
+
+    def clear_preview(self) -> dict[str, Any]:
+        """What a restart would delete: file counts and sizes of cache/ and outputs/."""
+        out_files, out_mb = _dir_usage(Path(self.settings.outputs_dir))
+        cache_files, cache_mb = _dir_usage(Path(self.settings.cache_dir))
+        return {"outputs": str(self.settings.outputs_dir), "out_files": out_files,
+                "out_mb": out_mb, "cache": str(self.settings.cache_dir),
+                "cache_files": cache_files, "cache_mb": cache_mb,
+                "drain": self.settings.drain_timeout_s}
+
+
+def _dir_usage(path: Path) -> tuple[int, float]:
+    files, size = 0, 0
+    for p in path.rglob("*") if path.is_dir() else []:
+        if p.is_file() and p.name not in (".gitkeep", "README.md"):
+            files += 1
+            size += p.stat().st_size
+    return files, size / 2**20
+
+
+# ---- readings for the panel ----------------------------------------------------------
+
+def model_rows(manager: ModelManager) -> list[list[Any]]:
+    return [[m["name"], m["state"], m["device"] or "-", m["memory_mb"], m["load_seconds"],
+             "-" if m.get("idle_s") is None else m["idle_s"], m["reason"] or m["description"]]
+            for m in manager.states()]
+
+
+def model_headers(lang: str) -> list[str]:
+    keys = ("col_model", "col_state", "col_device", "col_memory", "col_load", "col_idle",
+            "col_note")
+    return [t(k, lang) for k in keys]
+
+
+def system_line(actions: AdminActions, lang: str, proc: psutil.Process) -> str:
+    alloc = resources.cuda_allocator()
+    gpus = resources.gpu_readings()
+    gpu_text = " · ".join(
+        f"GPU {g['index']} {g['name']}: {g['used'] / 2**30:.1f} / {g['total'] / 2**30:.1f} GB"
+        f" (app {g['process'] / 2**30:.2f} GB)" for g in gpus) or t("no_gpu", lang)
+    uptime = int(time.time() - actions.state.started_at)
+    return t("system", lang).format(
+        cpu=proc.cpu_percent(interval=None), rss=resources.rss_bytes() / 2**20,
+        alloc=alloc["allocated"] / 2**20, reserved=alloc["reserved"] / 2**20, gpus=gpu_text,
+        inflight=actions.state.requests.in_flight, uptime=f"{uptime // 60}m{uptime % 60:02d}s",
+        restarts=len(actions.restart_log.entries()))
+
+
+# ---- the Gradio tab ------------------------------------------------------------------
+
+def _poll_js() -> str:
+    """Browser side of the restart: overlay, poll /health/ready, reload on a new pid."""
+    msgs = json.dumps({"wait": bilingual("restart_wait"), "fail": bilingual("restart_failed")},
+                      ensure_ascii=False)
+    return """(oldPid) => {
+  if (!oldPid) { return []; }
+  const msgs = __MSGS__;
+  const base = location.pathname.endsWith("/") ? location.pathname : location.pathname + "/";
+  const t0 = Date.now();
+  let box = document.getElementById("cosyvoice-restart-overlay");
+  if (!box) {
+    box = document.createElement("div");
+    box.id = "cosyvoice-restart-overlay";
+    box.style.cssText = "position:fixed;inset:0;z-index:10000;display:flex;" +
+      "align-items:center;justify-content:center;background:rgba(0,0,0,.6);" +
+      "color:#fff;font-size:1.4em;text-align:center;padding:2em";
+    document.body.appendChild(box);
+  }
+  const tick = async () => {
+    const s = Math.round((Date.now() - t0) / 1000);
+    try {
+      const r = await fetch(base + "health/ready", {cache: "no-store"});
+      const body = await r.json();
+      if (r.ok && body.ready && String(body.pid) !== String(oldPid)) {
+        box.textContent = msgs.wait + " ✓";
+        location.reload();
+        return;
+      }
+    } catch (e) { /* the old process is gone and the new one is not up yet */ }
+    if (s > __TIMEOUT__) { box.textContent = msgs.fail; return; }
+    box.textContent = msgs.wait + " " + s + " s";
+    setTimeout(tick, 1000);
+  };
+  box.textContent = msgs.wait;
+  setTimeout(tick, 1000);
+  return [];
+}""".replace("__MSGS__", msgs).replace("__TIMEOUT__", str(READY_POLL_TIMEOUT_S))
+
+
+def build_models_panel(manager: ModelManager, state: AppState, settings: Settings, *,
+                       actions: AdminActions | None = None,
+                       lang: gr.components.Component | None = None) -> AdminActions:
+    """Render the "Models" tab inside the caller's ``gr.Blocks``; returns its actions.
+
+    Admin events bypass the queue (``queue=False``) so they work when it is full.
+    """
+    actions = actions or AdminActions(manager, state, settings)
+    proc = psutil.Process(os.getpid())
+    proc.cpu_percent(interval=None)  # first reading primes the counter
+    with gr.Tab(t("tab_models"), id="models", elem_id="models-tab") as tab:
+        intro = gr.Markdown(t("models_intro").format(idle=settings.idle_unload_s))
+        table = gr.Dataframe(model_rows(manager), headers=model_headers("en"),
+                             interactive=False, label=t("models_table"), elem_id="models-table")
+        system = gr.Markdown(system_line(actions, "en", proc), elem_id="system-readings")
+        token = gr.Textbox(label=t("admin_token"), type="password", max_length=200,
+                           visible=actions.token_required, elem_id="admin-token")
+        with gr.Row():
+            reload_btn = gr.Button(t("reload_models"), elem_id="reload-models")
+            unload_btn = gr.Button(t("unload_idle"), elem_id="unload-idle")
+            restart_btn = gr.Button(t("restart_app"), variant="stop", elem_id="restart-app")
+        status = gr.Markdown("", elem_id="admin-status")
+        with gr.Group(visible=False, elem_id="restart-confirm") as confirm:
+            what = gr.Markdown("")
+            keep = gr.Checkbox(False, label=t("keep_outputs"), elem_id="keep-outputs")
+            with gr.Row():
+                yes = gr.Button(t("restart_confirm"), variant="stop", elem_id="restart-yes")
+                no = gr.Button(t("cancel"), elem_id="restart-cancel")
+        old_pid = gr.Textbox("", visible="hidden", elem_id="restart-old-pid")
+        timer = gr.Timer(REFRESH_S)
+    lang_in = [lang] if lang is not None else []
+
+    def current(lang_value: str | None = None) -> str:
+        return lang_value or "en"
+
+    def refresh(*lv):
+        lg = current(*lv)
+        return (gr.update(value=model_rows(manager), headers=model_headers(lg)),
+                system_line(actions, lg, proc))
+
+    def on_reload(tok: str, *lv):
+        lg = current(*lv)
+        out = _ui_call(actions.reload, tok)
+        text = t("reloaded", lg).format(ok=len(out["reloaded"]), seconds=out["seconds"])
+        if out["failed"]:
+            text += "\n\n" + t("reload_failed", lg).format(
+                names=", ".join(out["failed"]), why="; ".join(out["failed"].values()))
+        return text, gr.update(value=model_rows(manager))
+
+    def on_unload(tok: str, *lv):
+        lg = current(*lv)
+        reports = _ui_call(actions.unload_idle, tok)
+        if not reports:
+            text = t("nothing_idle", lg).format(idle=settings.idle_unload_s)
+        else:
+            text = t("unloaded", lg).format(
+                names=", ".join(r["name"] for r in reports),
+                mb=sum(r.get("freed_rss_mb", 0.0) for r in reports),
+                gpu_mb=sum(r.get("freed_cuda_allocated_mb", 0.0) for r in reports))
+        return text, gr.update(value=model_rows(manager))
+
+    def on_ask(*lv):
+        return gr.update(visible=True), t("restart_what", current(*lv)).format(
+            **actions.clear_preview())
+
+    def on_confirm(tok: str, keep_outputs: bool, *lv):
+        out = _ui_call(actions.restart, tok, bool(keep_outputs), "button")
+        text = t("restarting", current(*lv)).format(pid=out["old_pid"])
+        return text, str(out["old_pid"]), gr.update(visible=False)
+
+    common: dict[str, Any] = {"queue": False, "show_progress": "hidden"}
+    timer.tick(refresh, lang_in, [table, system], api_name=False, **common)
+    reload_btn.click(on_reload, [token, *lang_in], [status, table], api_name="admin_reload",
+                     **common)
+    unload_btn.click(on_unload, [token, *lang_in], [status, table], api_name="admin_unload",
+                     **common)
+    restart_btn.click(on_ask, lang_in, [confirm, what], api_name=False, **common)
+    no.click(lambda: gr.update(visible=False), None, confirm, api_name=False, **common)
+    yes.click(on_confirm, [token, keep, *lang_in], [status, old_pid, confirm],
+              api_name="admin_restart", **common
+              ).then(None, [old_pid], None, js=_poll_js(), api_name=False, **common)
+    if lang is not None:
+        _on_lang(lang, settings, tab, intro, table, token, reload_btn, unload_btn, restart_btn,
+                 keep, yes, no)
+    return actions
+
+
+def _on_lang(lang, settings: Settings, tab, intro, table, token, reload_btn, unload_btn,
+             restart_btn, keep, yes, no) -> None:
+    def relabel(lg: str):
+        return (gr.update(label=t("tab_models", lg)),
+                gr.update(value=t("models_intro", lg).format(idle=settings.idle_unload_s)),
+                gr.update(label=t("models_table", lg), headers=model_headers(lg)),
+                gr.update(label=t("admin_token", lg)), gr.update(value=t("reload_models", lg)),
+                gr.update(value=t("unload_idle", lg)), gr.update(value=t("restart_app", lg)),
+                gr.update(label=t("keep_outputs", lg)), gr.update(value=t("restart_confirm", lg)),
+                gr.update(value=t("cancel", lg)))
+
+    lang.change(relabel, [lang], [tab, intro, table, token, reload_btn, unload_btn,
+                                  restart_btn, keep, yes, no], api_name=False, queue=False)
+
+
+def _ui_call(fn, *args):
+    """Run an admin action for the UI; typed errors become a visible gr.Error."""
+    try:
+        return fn(*args)
+    except CosyVoiceError as e:
+        raise gr.Error(str(e)) from None
+
+
+# ---- JSON routes ---------------------------------------------------------------------
+
+def _token_from(x_admin_token: str | None, authorization: str | None) -> str | None:
+    if x_admin_token:
+        return x_admin_token
+    if authorization and authorization.lower().startswith("bearer "):
+        return authorization[7:]
+    return None
+
+
+def _json_error(e: CosyVoiceError) -> JSONResponse:
+    return JSONResponse({"error": str(e), "retryable": isinstance(e, BusyError)},
+                        status_code=getattr(e, "http_status", 400))
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    try:
+        data = await request.json()
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def admin_router(actions: AdminActions) -> APIRouter:
+    """``POST /admin/restart|reload|unload`` (token via ``X-Admin-Token`` or Bearer) and
+    ``GET /admin/models``."""
+    router = APIRouter(prefix="/admin", tags=["admin"])
+
+    @router.get("/models")
+    def models() -> dict:
+        return {"models": actions.manager.states(), "in_flight": actions.state.requests.in_flight,
+                "token_required": actions.token_required}
+
+    @router.post("/restart")
+    async def restart(request: Request, x_admin_token: str | None = Header(None),
+                      authorization: str | None = Header(None)) -> JSONResponse:
+        keep = bool((await _body(request)).get("keep_outputs", False))
+        try:
+            out = actions.restart(_token_from(x_admin_token, authorization), keep, "api")
+        except CosyVoiceError as e:
+            return _json_error(e)
+        return JSONResponse(out, status_code=202)
+
+    @router.post("/reload")
+    def reload(x_admin_token: str | None = Header(None),
+               authorization: str | None = Header(None)) -> JSONResponse:
+        try:
+            out = actions.reload(_token_from(x_admin_token, authorization))
+        except CosyVoiceError as e:
+            return _json_error(e)
+        return JSONResponse(out, status_code=500 if out["failed"] else 200)
+
+    @router.post("/unload")
+    def unload(x_admin_token: str | None = Header(None),
+               authorization: str | None = Header(None)) -> JSONResponse:
+        try:
+            out = actions.unload_idle(_token_from(x_admin_token, authorization))
+        except CosyVoiceError as e:
+            return _json_error(e)
+        return JSONResponse({"unloaded": out})
+
+    return router
