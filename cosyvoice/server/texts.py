@@ -51,6 +51,72 @@ TEXTS: dict[str, tuple[str, str]] = {
              "{sentences} sentence(s). Saved as `{name}`.",
              "完成：{audio:.1f} 秒音频，用时 {elapsed:.1f} 秒（RTF {rtf:.2f}），{sentences} 句。"
              "已保存为 `{name}`。"),
+    # ---- Models panel (cosyvoice/server/admin.py) ----
+    "tab_synthesis": ("Synthesis", "语音合成"),
+    "tab_models": ("Models", "模型管理"),
+    "models_intro": (
+        "Models, memory and restarts. **Reload models** rebuilds every model in place "
+        "(a few seconds, the app keeps serving). **Unload idle models** frees models unused "
+        "for {idle:.0f} s; they load again on first use. **Restart application** stops "
+        "this process and starts a fresh one.",
+        "模型、内存与重启。**重新加载模型**：原地重建所有模型（几秒钟，服务不中断）。"
+        "**卸载空闲模型**：释放 {idle:.0f} 秒内未使用的模型，下次使用时自动加载。"
+        "**重启应用**：停止当前进程并启动新进程。",
+    ),
+    "models_table": ("Models", "模型"),
+    "col_model": ("Model", "模型"),
+    "col_state": ("State", "状态"),
+    "col_device": ("Device", "设备"),
+    "col_memory": ("Memory (MB)", "内存 (MB)"),
+    "col_load": ("Load (s)", "加载 (秒)"),
+    "col_idle": ("Idle (s)", "空闲 (秒)"),
+    "col_note": ("Note", "说明"),
+    "system": ("**System** — CPU {cpu:.0f}% · app RSS {rss:.0f} MB · torch CUDA allocated "
+               "{alloc:.0f} MB / reserved {reserved:.0f} MB · {gpus} · in flight {inflight} · "
+               "up {uptime} · restarts {restarts}",
+               "**系统** — CPU {cpu:.0f}% · 进程内存 {rss:.0f} MB · torch CUDA 已分配 "
+               "{alloc:.0f} MB / 已保留 {reserved:.0f} MB · {gpus} · 进行中 {inflight} · "
+               "运行 {uptime} · 重启次数 {restarts}"),
+    "no_gpu": ("no GPU", "无 GPU"),
+    "admin_token": ("Admin token (needed because the app listens beyond this machine)",
+                    "管理员令牌（应用对外监听时需要）"),
+    "reload_models": ("Reload models", "重新加载模型"),
+    "unload_idle": ("Unload idle models", "卸载空闲模型"),
+    "restart_app": ("Restart application", "重启应用"),
+    "restart_what": (
+        "**Restart the application?** This will:\n\n"
+        "- stop this process (requests in progress get up to {drain:.0f} s to finish; "
+        "new ones are refused meanwhile)\n"
+        "- free all model and GPU memory\n"
+        "- delete the cache folder `{cache}` (uploads, temporary files: {cache_files} "
+        "file(s), {cache_mb:.1f} MB)\n"
+        "- delete the generated audio in `{outputs}` ({out_files} file(s), {out_mb:.1f} MB) "
+        "**unless you tick \"keep generated audio\"**\n"
+        "- start a fresh process; this page reloads itself when it is ready (about 15 s)",
+        "**确定重启应用？** 将会：\n\n"
+        "- 停止当前进程（进行中的请求最多有 {drain:.0f} 秒完成，期间拒绝新请求）\n"
+        "- 释放全部模型和 GPU 显存\n"
+        "- 删除缓存目录 `{cache}`（上传和临时文件：{cache_files} 个，{cache_mb:.1f} MB）\n"
+        "- 删除 `{outputs}` 中已生成的音频（{out_files} 个，{out_mb:.1f} MB），"
+        "**除非勾选\"保留已生成音频\"**\n"
+        "- 启动新进程；就绪后本页面自动刷新（约 15 秒）",
+    ),
+    "keep_outputs": ("Keep generated audio", "保留已生成音频"),
+    "restart_confirm": ("Yes, restart now", "确认重启"),
+    "cancel": ("Cancel", "取消"),
+    "restarting": ("Restarting… (old process {pid}); this page reloads when the new one is "
+                   "ready.", "正在重启……（旧进程 {pid}），新进程就绪后页面将自动刷新。"),
+    "restart_wait": ("Restarting…", "正在重启……"),
+    "restart_failed": ("The app did not come back. See logs/restart.log on the server.",
+                       "应用未能恢复，请查看服务器上的 logs/restart.log。"),
+    "reloaded": ("Reloaded {ok} model(s) in {seconds:.1f} s.", "已重新加载 {ok} 个模型，用时 "
+                 "{seconds:.1f} 秒。"),
+    "reload_failed": ("Reload of {names} failed; the previous instances keep serving: {why}",
+                      "{names} 重新加载失败，旧实例继续服务：{why}"),
+    "unloaded": ("Unloaded {names}; freed {mb:.1f} MB RSS, {gpu_mb:.1f} MB CUDA.",
+                 "已卸载 {names}；释放内存 {mb:.1f} MB，CUDA {gpu_mb:.1f} MB。"),
+    "nothing_idle": ("No model has been idle for {idle:.0f} s; nothing unloaded.",
+                     "没有空闲超过 {idle:.0f} 秒的模型，未卸载任何模型。"),
 }
 
 
