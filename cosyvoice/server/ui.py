@@ -20,6 +20,7 @@ from cosyvoice.pipeline import (
     SynthesisRequest,
     Synthesizer,
 )
+from cosyvoice.server.admin import AdminActions, build_models_panel
 from cosyvoice.server.gate import SynthesisGate
 from cosyvoice.server.texts import t
 
@@ -68,40 +69,44 @@ def make_generate(synth: Synthesizer, gate: SynthesisGate | None = None):
     return generate
 
 
-def build_ui(synth: Synthesizer, gate: SynthesisGate | None = None) -> gr.Blocks:
+def build_ui(synth: Synthesizer, gate: SynthesisGate | None = None,
+             admin: AdminActions | None = None) -> gr.Blocks:
+    """The Synthesis tab, plus the Models tab when ``admin`` actions are given."""
     settings = synth.settings
     with gr.Blocks(title="CosyVoice WebUI", delete_cache=(3600, 3600)) as demo:
         title = gr.Markdown(t("title"))
         limits = gr.Markdown(t("limits"))
         ui_lang = gr.Radio([("English", "en"), ("中文", "zh")], value="en",
                            label=t("ui_lang"), elem_id="ui-lang")
-        with gr.Row():
-            with gr.Column(scale=3):
-                mode = gr.Radio(_mode_choices("en"), value="preset", label=t("mode"),
-                                elem_id="mode")
-                step = gr.Markdown(t("step_preset"), elem_id="step")
-                text = gr.Textbox(label=t("text"), placeholder=t("text_ph"), lines=4,
-                                  max_length=settings.max_text_chars, elem_id="text")
-                voice = gr.Dropdown(_voice_choices(), value="joe", label=t("voice"),
-                                    elem_id="voice")
-                prompt = gr.Audio(sources=["upload", "microphone"], type="filepath",
-                                  label=t("prompt"), visible=False, elem_id="prompt")
-                prompt_text = gr.Textbox(label=t("prompt_text"), placeholder=t("prompt_text_ph"),
-                                         visible=False, max_length=500, elem_id="prompt-text")
-                with gr.Row():
-                    speed = gr.Slider(SPEED_RANGE[0], SPEED_RANGE[1], value=1.0, step=0.05,
-                                      label=t("speed"), elem_id="speed")
-                    strength = gr.Slider(0.0, 1.0, value=1.0, step=0.05, label=t("strength"),
-                                         visible=False, elem_id="strength")
-                with gr.Row():
-                    seed = gr.Number(value=None, label=t("seed"), precision=0, minimum=0,
-                                     maximum=SEED_MAX, elem_id="seed")
-                    dice = gr.Button(t("dice"), size="sm")
-                generate_btn = gr.Button(t("generate"), variant="primary", elem_id="generate")
-            with gr.Column(scale=2):
-                output = gr.Audio(label=t("output"), type="filepath", interactive=False,
-                                  elem_id="output")
-                status = gr.Markdown(t("ready"), label=t("status"), elem_id="status")
+        with gr.Tab(t("tab_synthesis"), id="synthesis", elem_id="synthesis-tab") as synth_tab:
+            with gr.Row():
+                with gr.Column(scale=3):
+                    mode = gr.Radio(_mode_choices("en"), value="preset", label=t("mode"),
+                                    elem_id="mode")
+                    step = gr.Markdown(t("step_preset"), elem_id="step")
+                    text = gr.Textbox(label=t("text"), placeholder=t("text_ph"), lines=4,
+                                      max_length=settings.max_text_chars, elem_id="text")
+                    voice = gr.Dropdown(_voice_choices(), value="joe", label=t("voice"),
+                                        elem_id="voice")
+                    prompt = gr.Audio(sources=["upload", "microphone"], type="filepath",
+                                      label=t("prompt"), visible=False, elem_id="prompt")
+                    prompt_text = gr.Textbox(label=t("prompt_text"),
+                                             placeholder=t("prompt_text_ph"), visible=False,
+                                             max_length=500, elem_id="prompt-text")
+                    with gr.Row():
+                        speed = gr.Slider(SPEED_RANGE[0], SPEED_RANGE[1], value=1.0, step=0.05,
+                                          label=t("speed"), elem_id="speed")
+                        strength = gr.Slider(0.0, 1.0, value=1.0, step=0.05, label=t("strength"),
+                                             visible=False, elem_id="strength")
+                    with gr.Row():
+                        seed = gr.Number(value=None, label=t("seed"), precision=0, minimum=0,
+                                         maximum=SEED_MAX, elem_id="seed")
+                        dice = gr.Button(t("dice"), size="sm")
+                    generate_btn = gr.Button(t("generate"), variant="primary", elem_id="generate")
+                with gr.Column(scale=2):
+                    output = gr.Audio(label=t("output"), type="filepath", interactive=False,
+                                      elem_id="output")
+                    status = gr.Markdown(t("ready"), label=t("status"), elem_id="status")
 
         def on_mode(m: str, lang: str):
             clone = m == "clone"
@@ -135,5 +140,9 @@ def build_ui(synth: Synthesizer, gate: SynthesisGate | None = None) -> gr.Blocks
                            [mode, text, voice, prompt, prompt_text, speed, seed, strength],
                            [output, status], api_name="generate",
                            concurrency_id="synthesis")
+        ui_lang.change(lambda lg: gr.update(label=t("tab_synthesis", lg)), ui_lang, synth_tab,
+                       api_name=False, queue=False)
+        if admin is not None:
+            build_models_panel(admin.manager, admin.state, settings, actions=admin, lang=ui_lang)
     demo.queue(max_size=settings.queue_size, default_concurrency_limit=settings.concurrency)
     return demo
