@@ -38,8 +38,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
     import torch
-    import uvicorn
 
+    from cosyvoice.lifecycle.drain import serve
     from cosyvoice.lifecycle.manager import ModelManager
     from cosyvoice.lifecycle.pidfile import PidFile
     from cosyvoice.lifecycle.registry import default_specs
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     manager = ModelManager(device, default_specs(settings))
     state = AppState()
-    synth = Synthesizer(manager, settings)
+    synth = Synthesizer(manager, settings, tracker=state.requests)
     app = create_app(manager, synth, state)
 
     def preload() -> None:
@@ -74,8 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     logger.info("serving on http://%s:%d (device %s, pid %d)", settings.host, settings.port,
                 device, os.getpid())
     try:
-        uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning",
-                    timeout_graceful_shutdown=30)
+        serve(app, settings.host, settings.port, state.requests, settings.drain_timeout_s)
     finally:
         pidfile.release()
     return 0

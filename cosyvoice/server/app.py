@@ -11,9 +11,11 @@ from fastapi import FastAPI
 
 from cosyvoice.lifecycle.manager import ModelManager
 from cosyvoice.pipeline import Synthesizer
+from cosyvoice.server.admin import AdminActions, admin_router
 from cosyvoice.server.api import api_router, install_error_handlers
 from cosyvoice.server.gate import SynthesisGate
 from cosyvoice.server.health import AppState, health_router
+from cosyvoice.server.metrics import build_registry, gradio_queue_depth, metrics_router
 from cosyvoice.server.ui import build_ui
 
 
@@ -25,7 +27,15 @@ def create_app(manager: ModelManager, synth: Synthesizer, state: AppState) -> Fa
     install_error_handlers(app)
     app.include_router(health_router(manager, state))
     app.include_router(api_router(synth, gate))
-    demo = build_ui(synth, gate)
+    admin = AdminActions(manager, state, settings)
+    app.include_router(admin_router(admin))
+    demo = build_ui(synth, gate, admin)
+    ui_depth = gradio_queue_depth(demo)
+
+    def queue_depth() -> int:  # waiting in Gradio's queue + admitted but not yet running
+        return ui_depth() + max(gate.depth - state.requests.in_flight, 0)
+
+    app.include_router(metrics_router(build_registry(manager, state, settings, queue_depth)))
     max_mb = settings.max_upload_mb
     return gr.mount_gradio_app(
         app, demo, path="/", root_path=settings.root_path or None,
