@@ -6,6 +6,11 @@
 #   bash run.sh --foreground    run attached (development); Ctrl-C stops it
 #   bash run.sh --setup-only    install only
 #   bash run.sh --status        say whether it runs
+#   bash run.sh --watchdog      also start the watchdog in the background (pidfile
+#                               run/watchdog.pid, log logs/watchdog.log); restarts a hung app
+#   bash run.sh --install-cron [HH:MM]   add the nightly restart to the crontab (03:00;
+#                               CRON_KEEP_OUTPUTS=1 keeps generated audio); idempotent
+#   bash run.sh --remove-cron   remove that crontab line (other lines are left untouched)
 #   bash run.sh [...] -- ARGS   pass ARGS to app.py (e.g. -- --port 7861 --device cpu)
 # Environment: COSYVOICE_* settings (see `python app.py --help`), READY_TIMEOUT (s, 300).
 set -euo pipefail
@@ -81,14 +86,18 @@ PYEOF
 }
 
 main() {
-  local mode=background app_args=()
+  local mode=background app_args=() watchdog=0 cron_time="${CRON_TIME:-03:00}"
   while [ $# -gt 0 ]; do
     case "$1" in
       --foreground) mode=foreground ;;
       --setup-only) mode=setup ;;
       --status) mode=status ;;
+      --watchdog) watchdog=1 ;;
+      --install-cron) mode=install-cron
+        if [[ "${2:-}" =~ ^[0-9]{1,2}:[0-9]{2}$ ]]; then cron_time="$2"; shift; fi ;;
+      --remove-cron) mode=remove-cron ;;
       --) shift; app_args=("$@"); break ;;
-      -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+      -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
       *) app_args+=("$1") ;;
     esac
     shift
@@ -99,9 +108,15 @@ main() {
   fi
   setup
   [ "$mode" = setup ] && exit 0
+  case "$mode" in
+    install-cron) exec "$PY" -m cosyvoice.lifecycle.cron install --time "$cron_time" \
+                    ${CRON_KEEP_OUTPUTS:+--keep-outputs} ;;
+    remove-cron) exec "$PY" -m cosyvoice.lifecycle.cron remove ;;
+  esac
   if pid="$(running_pid)"; then
     log "already running (pid $pid, pidfile $PIDFILE); not starting a second copy"
     log "use 'bash restart.sh' to restart it"
+    start_watchdog "$watchdog" "${app_args[@]}"
     exit 0
   fi
   mkdir -p "$(dirname "$PIDFILE")" "$LOG_DIR"
@@ -120,6 +135,26 @@ main() {
   fi
   local host; host="$(hostname -I 2>/dev/null | awk '{print $1}')"
   log "ready (pid $pid): http://${host:-127.0.0.1}:$port  (local: http://127.0.0.1:$port)"
+  start_watchdog "$watchdog" "${app_args[@]}"
+}
+
+# Start the watchdog unless one already holds its pidfile lock. Its restarts reuse ARGS.
+start_watchdog() {
+  [ "$1" = 1 ] || return 0
+  shift
+  local wpid; wpid="$(dirname "$PIDFILE")/watchdog.pid"
+  if [ -f "$wpid" ] && ! flock -n "$wpid" true 2>/dev/null; then
+    log "watchdog already running (pid $(tr -dc '0-9' < "$wpid"))"
+    return 0
+  fi
+  mkdir -p "$LOG_DIR"
+  local cmd; cmd="bash $(printf '%q' "$HERE/restart.sh") --reason watchdog --keep-outputs --"
+  [ $# -gt 0 ] && cmd="$cmd $(printf '%q ' "$@")"
+  export COSYVOICE_PIDFILE="$PIDFILE" COSYVOICE_LOG_DIR="$LOG_DIR"
+  nohup "$PY" -m cosyvoice.lifecycle.watchdog --pidfile "$wpid" \
+    --log-file "$LOG_DIR/watchdog.log" --url "http://127.0.0.1:$(app_port "$@")" \
+    --restart-cmd "$cmd" >>"$LOG_DIR/watchdog.out" 2>&1 < /dev/null &
+  log "watchdog started (pid $!, log $LOG_DIR/watchdog.log)"
 }
 
 main "$@"
