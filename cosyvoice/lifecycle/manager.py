@@ -65,6 +65,7 @@ class ModelRecord:
             "device": self.device,
             "load_seconds": round(self.load_seconds, 3),
             "memory_mb": round(self.memory_bytes / 2**20, 1),
+            "memory_bytes": self.memory_bytes,
             "required": self.spec.required,
             "idle_s": round(time.time() - self.last_used, 1) if self.last_used else None,
         }
