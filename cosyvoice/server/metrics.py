@@ -93,7 +93,7 @@ class AppCollector(Collector):
         for m in self.manager.states():
             for s in ModelState:
                 states.add_metric([m["name"], s.value], int(m["state"] == s.value))
-            memory.add_metric([m["name"], m["device"]], m["memory_mb"] * 2**20)
+            memory.add_metric([m["name"], m["device"]], m["memory_bytes"])
             load.add_metric([m["name"]], m["load_seconds"])
         yield from (states, memory, load)
 

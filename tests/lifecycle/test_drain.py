@@ -1,0 +1,94 @@
+"""RequestTracker: in-flight counting, drain refusal, outcomes, latency, slow streak."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from cosyvoice.errors import BusyError, ModelError, TextError
+from cosyvoice.lifecycle.drain import DRAINING_MESSAGE, LatencyHistogram, RequestTracker
+
+
+def test_counts_outcomes_by_mode():
+    tr = RequestTracker()
+    with tr.track("preset"):
+        pass
+    for exc, mode in ((TextError("empty"), "preset"), (ModelError("no vocoder"), "clone"),
+                      (RuntimeError("bug"), "clone")):
+        with pytest.raises(type(exc)), tr.track(mode):
+            raise exc
+    snap = tr.snapshot()
+    assert snap.outcomes == {("preset", "ok"): 1, ("preset", "rejected"): 1,
+                             ("clone", "error"): 2}
+    assert snap.in_flight == 0
+    assert snap.latency["preset"].cumulative()[-1] == ("+Inf", 2)
+
+
+def test_draining_refuses_with_retryable_error_and_counts_it():
+    tr = RequestTracker()
+    tr.draining.set()
+    with pytest.raises(BusyError) as info, tr.track("clone"):
+        pytest.fail("must not run while draining")
+    assert str(info.value) == DRAINING_MESSAGE and "try again" in str(info.value)
+    assert tr.snapshot().outcomes == {("clone", "refused"): 1}
+
+
+def test_wait_idle_waits_for_in_flight_work():
+    tr = RequestTracker()
+    entered, release = threading.Event(), threading.Event()
+
+    def work():
+        with tr.track("preset"):
+            entered.set()
+            release.wait(5)
+
+    th = threading.Thread(target=work)
+    th.start()
+    assert entered.wait(5)
+    assert tr.in_flight == 1
+    assert tr.wait_idle(0.2) is False  # still running: the deadline passes
+    tr.draining.set()  # new work is refused, the running one may finish
+    with pytest.raises(BusyError), tr.track("preset"):
+        pass
+    threading.Timer(0.3, release.set).start()
+    t0 = time.monotonic()
+    assert tr.wait_idle(5) is True
+    assert 0.2 < time.monotonic() - t0 < 4
+    th.join()
+    assert tr.snapshot().outcomes[("preset", "ok")] == 1
+
+
+def test_generator_abandoned_midway_counts_as_cancelled():
+    tr = RequestTracker()
+
+    def gen():
+        with tr.track("preset"):
+            yield 1
+            yield 2
+
+    g = gen()
+    next(g)
+    assert tr.in_flight == 1
+    g.close()
+    assert tr.in_flight == 0 and tr.snapshot().outcomes == {("preset", "cancelled"): 1}
+
+
+def test_slow_streak_counts_trailing_slow_requests():
+    tr = RequestTracker()
+    for seconds in (0.0, 0.06, 0.06):
+        with tr.track("preset"):
+            time.sleep(seconds)
+    assert tr.slow_streak(0.05) == 2
+    with tr.track("preset"):
+        pass
+    assert tr.slow_streak(0.05) == 0
+
+
+def test_histogram_is_cumulative():
+    h = LatencyHistogram(bounds=(1.0, 10.0), counts=[0, 0, 0])
+    for s in (0.5, 0.7, 5.0, 50.0):
+        h.observe(s)
+    assert h.cumulative() == [("1.0", 2), ("10.0", 3), ("+Inf", 4)]
+    assert h.total_s == pytest.approx(56.2)
