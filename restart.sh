@@ -272,7 +272,10 @@ printf '%s %s %s\n' "$(date +%s)" "$REASON" "${OLD_PID:--}" >> "$RUN_DIR/restart
 
 export COSYVOICE_PIDFILE="$PIDFILE" COSYVOICE_LOG_DIR="$LOG_DIR"
 log "starting: run.sh -- ${ARGS[*]}"
-if ! bash "$HERE/run.sh" -- "${ARGS[@]}" 9>&-; then
+rc=0
+bash "$HERE/run.sh" -- "${ARGS[@]}" 9>&- || rc=$?
+exec 9>&-  # release the restart lock: the new app may be restarted again from here on
+if [ "$rc" != 0 ]; then
   log "error: the new app did not become ready; see $LOG_DIR/app.log and $LOG_DIR/cosyvoice.log"
   exit 1
 fi

@@ -8,6 +8,7 @@ token is required whenever the app listens beyond loopback.
 
 from __future__ import annotations
 
+import fcntl
 import hmac
 import json
 import logging
@@ -134,6 +135,8 @@ class AdminActions:
         if self.state.draining.is_set():
             raise BusyError("A restart is already in progress; this page reloads when the "
                             "new process is ready.")
+        if restart_running(Path(self.settings.pidfile).parent / "restart.lock"):
+            raise BusyError("A restart is still finishing; try again in a few seconds.")
         last = max(self._restart_requested, self.restart_log.last_time() or 0.0)
         wait = self.settings.restart_cooldown_s - (time.time() - last)
         if wait > 0:
@@ -149,6 +152,21 @@ class AdminActions:
                 "out_mb": out_mb, "cache": str(self.settings.cache_dir),
                 "cache_files": cache_files, "cache_mb": cache_mb,
                 "drain": self.settings.drain_timeout_s}
+
+
+def restart_running(lock_path: Path) -> bool:
+    """True while a restart.sh holds its lock (it takes it with flock(1))."""
+    try:
+        fd = os.open(lock_path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing drops a lock we may have taken
+    return False
 
 
 def _dir_usage(path: Path) -> tuple[int, float]:

@@ -118,3 +118,20 @@ def test_clear_preview_counts_what_a_restart_deletes(tmp_path):
     p = actions.clear_preview()
     assert p["out_files"] == 1 and p["cache_files"] == 1
     assert p["out_mb"] == pytest.approx(2048 / 2**20)
+
+
+def test_restart_refused_while_restart_sh_holds_its_lock(tmp_path):
+    import fcntl
+    import os
+
+    actions = _actions(tmp_path, host="127.0.0.1", restart_cooldown_s=0)
+    lock = tmp_path / "run" / "restart.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_WRONLY | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # what `flock -n 9` in restart.sh holds
+    try:
+        with pytest.raises(BusyError, match="still finishing"):
+            actions.restart(None, keep_outputs=True)
+    finally:
+        os.close(fd)
+    actions._check_cooldown()  # free again
