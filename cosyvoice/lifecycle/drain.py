@@ -9,6 +9,7 @@ readiness goes false, new work is refused, in-flight syntheses get up to
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
@@ -141,6 +142,36 @@ def classify(e: BaseException) -> str:
     if isinstance(e, ModelError) or not isinstance(e, CosyVoiceError):
         return "error"
     return "rejected"
+
+
+class DrainGuard:
+    """ASGI middleware: while draining, refuse new synthesis at the door with a 503.
+
+    Queued work would otherwise wait for a slot and meet a server that is shutting
+    down; a 503 with ``Retry-After`` is the clear, retryable answer (the Gradio page
+    shows "busy, please try again", gradio_client raises QueueError). Health, metrics,
+    the page itself and result streams of in-flight jobs (GET) still pass.
+    """
+
+    GUARDED = ("/queue/join", "/call/", "/run/", "/api/", "/v1/")
+
+    def __init__(self, app: Any, draining: threading.Event, retry_after_s: int = 30) -> None:
+        self.app = app
+        self.draining = draining
+        self.retry_after = str(retry_after_s).encode()
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if (scope["type"] == "http" and self.draining.is_set() and scope["method"] == "POST"
+                and any(g in scope["path"] for g in self.GUARDED)):
+            body = json.dumps({"error": DRAINING_MESSAGE, "detail": DRAINING_MESSAGE,
+                               "retryable": True}).encode()
+            await send({"type": "http.response.start", "status": 503,
+                        "headers": [(b"content-type", b"application/json"),
+                                    (b"retry-after", self.retry_after),
+                                    (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await self.app(scope, receive, send)
 
 
 class DrainingServer:

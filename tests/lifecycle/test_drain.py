@@ -92,3 +92,35 @@ def test_histogram_is_cumulative():
         h.observe(s)
     assert h.cumulative() == [("1.0", 2), ("10.0", 3), ("+Inf", 4)]
     assert h.total_s == pytest.approx(56.2)
+
+
+def test_drain_guard_refuses_new_work_but_not_health():
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+
+    from cosyvoice.lifecycle.drain import DrainGuard
+
+    app = FastAPI()
+    draining = threading.Event()
+    app.add_middleware(DrainGuard, draining=draining)
+
+    @app.post("/gradio_api/queue/join")
+    def join() -> dict:
+        return {"event_id": "e1"}
+
+    @app.post("/api/v1/tts")
+    def tts() -> dict:
+        return {"ok": True}
+
+    @app.get("/health/live")
+    def live() -> dict:
+        return {"status": "alive"}
+
+    client = TestClient(app)
+    assert client.post("/gradio_api/queue/join").status_code == 200
+    draining.set()
+    for path in ("/gradio_api/queue/join", "/api/v1/tts"):
+        r = client.post(path)
+        assert r.status_code == 503 and r.headers["retry-after"] == "30"
+        assert r.json()["retryable"] is True and "try again" in r.json()["error"]
+    assert client.get("/health/live").status_code == 200
