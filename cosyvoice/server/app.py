@@ -9,6 +9,7 @@ from __future__ import annotations
 import gradio as gr
 from fastapi import FastAPI
 
+from cosyvoice.lifecycle.drain import DrainGuard
 from cosyvoice.lifecycle.manager import ModelManager
 from cosyvoice.pipeline import Synthesizer
 from cosyvoice.server.admin import AdminActions, admin_router
@@ -25,6 +26,7 @@ def create_app(manager: ModelManager, synth: Synthesizer, state: AppState) -> Fa
     gate = SynthesisGate(settings.concurrency, settings.queue_size)
     app.state.gate = gate
     install_error_handlers(app)
+    app.add_middleware(DrainGuard, draining=state.draining)
     app.include_router(health_router(manager, state))
     app.include_router(api_router(synth, gate))
     admin = AdminActions(manager, state, settings)
