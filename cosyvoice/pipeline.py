@@ -171,19 +171,31 @@ class Synthesizer:
                                     if req.mode == "preset" else "acoustic_en")
         sr_out = self.sample_rate
         total = len(plan.sentences)
+        adapter = self._adapter() if plan.target_profile is not None else None
         for i, sentence in enumerate(plan.sentences):
             out = acoustic.synthesize(sentence, speed=req.speed, seed=_sentence_seed(req, i))
             wav, sr = out.wav, out.sample_rate
-            if req.mode == "clone" and plan.target_profile is not None:
-                wav, sr = self._adapt(wav, sr, plan.target_profile, req.strength)
+            if adapter is not None:
+                wav, sr = self._adapt(adapter, wav, sr, plan.target_profile, req.strength)
             yield AudioChunk(i, total, sentence, resample(wav, sr, sr_out), sr_out)
 
-    def _adapt(self, wav: np.ndarray, sr: int, target, strength: float):
+    def _adapter(self):
+        """A VoiceAdapter for this request, bound to the vocoder that serves now.
+
+        Built per request (cheap: a mel filterbank) so that no long-lived object keeps an
+        unloaded or replaced vocoder alive.
+        """
+        from cosyvoice.audio.mel import MelAnalyzer
         from cosyvoice.voice.adapter import VoiceAdapter
+
+        vocoder = self.manager.get("vocoder")
+        return VoiceAdapter(vocoder, MelAnalyzer(vocoder.mel_config, device=vocoder.device))
+
+    @staticmethod
+    def _adapt(adapter, wav: np.ndarray, sr: int, target, strength: float):
         from cosyvoice.voice.profile import VoiceProfile
 
-        adapter = VoiceAdapter(self.manager.get("vocoder"))
-        source = VoiceProfile.from_audio(wav, sr)
+        source = VoiceProfile.from_audio(wav, sr, adapter.mel)
         return adapter.adapt(wav, sr, source, target, strength=strength)
 
     def synthesize(self, req: SynthesisRequest, progress: ProgressFn | None = None
