@@ -77,7 +77,7 @@ class Scores:
 def load_models(device: str):
     from cosyvoice.acoustic.piper_en import PiperEnglish
     from cosyvoice.speaker.encoder import SpeakerEncoder
-    from cosyvoice.vocoder.hifigan import HifiGanVocoder
+    from cosyvoice.vocoder.loader import HifiGanVocoder
     from cosyvoice.voice.adapter import VoiceAdapter
 
     vocoder = HifiGanVocoder.load(device=device)

@@ -12,7 +12,7 @@ from cosyvoice.settings import Settings
 
 
 def _load_vocoder(device: str):
-    from cosyvoice.vocoder.hifigan import HifiGanVocoder
+    from cosyvoice.vocoder.loader import HifiGanVocoder
 
     return HifiGanVocoder.load(device=device)
 

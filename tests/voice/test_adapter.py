@@ -13,7 +13,7 @@ from cosyvoice.acoustic.piper_en import PiperEnglish
 from cosyvoice.audio.io import read_audio, resample, to_mono
 from cosyvoice.audio.mel import MelAnalyzer
 from cosyvoice.errors import CosyVoiceError
-from cosyvoice.vocoder.hifigan import HifiGanVocoder
+from cosyvoice.vocoder.loader import HifiGanVocoder
 from cosyvoice.voice.adapter import AdapterConfig, AdaptPlan, VoiceAdapter
 from cosyvoice.voice.profile import VoiceProfile
 

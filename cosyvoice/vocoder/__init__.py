@@ -1,0 +1,1 @@
+"""cosyvoice.vocoder"""

