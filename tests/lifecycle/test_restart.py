@@ -174,6 +174,30 @@ def wait_restart_finished(inst: Instance, timeout: float = 30) -> None:
         time.sleep(0.1)
 
 
+def test_page_has_models_tab_restart_confirmation_and_poll_js(inst):
+    status, config = get_json(inst.url + "/config")
+    assert status == 200
+    elem_ids = {c.get("props", {}).get("elem_id") for c in config["components"]}
+    assert {"models-tab", "models-table", "restart-app", "restart-confirm", "keep-outputs",
+            "restart-yes"} <= elem_ids
+    js = [d.get("js") or "" for d in config["dependencies"]]
+    assert any("health/ready" in j and "location.reload()" in j for j in js)
+
+
+def test_admin_routes_over_http(inst):
+    import json
+    import urllib.request
+
+    status, body = get_json(inst.url + "/admin/models")
+    assert status == 200 and body["token_required"] is False
+    assert {m["name"] for m in body["models"]} >= {"vocoder", "acoustic_en"}
+    for path in ("/admin/reload", "/admin/unload"):
+        req = urllib.request.Request(inst.url + path, data=b"{}", method="POST",
+                                     headers={"content-type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            assert r.status == 200 and isinstance(json.load(r), dict)
+
+
 def _button_restart(inst: Instance, keep: bool) -> tuple[int, int, str]:
     """What the Restart button's confirm event does, called through gradio_client."""
     wait_restart_finished(inst)
