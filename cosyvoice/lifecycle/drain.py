@@ -231,6 +231,8 @@ def serve(app: Any, host: str, port: int, tracker: RequestTracker,
     """Serve ``app`` until a signal, draining in-flight requests first."""
     import uvicorn
 
+    # After the drain only never-ending streams remain (each open page's Gradio heartbeat),
+    # so uvicorn's own wait for open connections is kept short.
     config = uvicorn.Config(app, host=host, port=port, log_level="warning",
-                            timeout_graceful_shutdown=5)
+                            timeout_graceful_shutdown=2)
     DrainingServer(config, tracker, drain_timeout_s).run()

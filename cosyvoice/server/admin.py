@@ -327,7 +327,7 @@ def build_models_panel(manager: ModelManager, state: AppState, settings: Setting
     no.click(lambda: gr.update(visible=False), None, confirm, api_name=False, **common)
     yes.click(on_confirm, [token, keep, *lang_in], [status, old_pid, confirm],
               api_name="admin_restart", **common
-              ).then(None, [old_pid], None, js=_poll_js(), api_name=False, **common)
+              ).success(None, [old_pid], None, js=_poll_js(), api_name=False, **common)
     if lang is not None:
         _on_lang(lang, settings, tab, intro, table, token, reload_btn, unload_btn, restart_btn,
                  keep, yes, no)
