@@ -9,6 +9,7 @@ readiness goes false, new work is refused, in-flight syntheses get up to
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -186,6 +187,7 @@ class DrainingServer:
         self.tracker = tracker
         self.drain_timeout_s = drain_timeout_s
         self._drain_thread: threading.Thread | None = None
+        self._loop: Any = None
         self.server = uvicorn.Server(config)
         # Our handler replaces uvicorn's; not recording the signal means uvicorn does
         # not re-raise it after shutdown, so a drained process exits with status 0.
@@ -193,6 +195,10 @@ class DrainingServer:
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
         if self._drain_thread is None:
+            try:  # the handler runs in the main thread, inside the server's event loop
+                self._loop = asyncio.get_running_loop()
+            except RuntimeError:
+                self._loop = None
             logger.info("%s received: draining (up to %.0f s for %d in-flight request(s))",
                         signal.Signals(sig).name, self.drain_timeout_s, self.tracker.in_flight)
             self.tracker.draining.set()
@@ -214,7 +220,18 @@ class DrainingServer:
         else:
             logger.warning("drain deadline (%.0f s) passed with %d request(s) in flight; "
                            "shutting down anyway", self.drain_timeout_s, self.tracker.in_flight)
+        self._end_streams()
         self.server.should_exit = True
+
+    def _end_streams(self) -> None:
+        """Close every open page's Gradio heartbeat stream (they never end on their own,
+        and uvicorn would wait for them): set the mounted Gradio apps' stop events."""
+        if self._loop is None:
+            return
+        for route in getattr(self.server.config.app, "routes", []):
+            event = getattr(getattr(route, "app", None), "stop_event", None)
+            if event is not None:
+                self._loop.call_soon_threadsafe(event.set)
 
     def run(self) -> None:
         self.server.run()
@@ -231,8 +248,7 @@ def serve(app: Any, host: str, port: int, tracker: RequestTracker,
     """Serve ``app`` until a signal, draining in-flight requests first."""
     import uvicorn
 
-    # After the drain only never-ending streams remain (each open page's Gradio heartbeat),
-    # so uvicorn's own wait for open connections is kept short.
+    # After the drain (and the heartbeat streams' end) nothing is left worth waiting for.
     config = uvicorn.Config(app, host=host, port=port, log_level="warning",
                             timeout_graceful_shutdown=2)
     DrainingServer(config, tracker, drain_timeout_s).run()
