@@ -230,6 +230,18 @@ def test_button_restart_keeps_outputs_when_asked(inst):
     assert inst.restarts()[-1][1:] == ["button", str(old)]
 
 
+def test_restart_sh_finds_the_app_when_its_pidfile_is_gone(inst):
+    wait_restart_finished(inst)
+    old = inst.pid()
+    inst.pidfile.unlink()
+    done = subprocess.run(["bash", str(ROOT / "restart.sh"), "--keep-outputs"], cwd=ROOT,
+                          env=inst.env(), capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"stopping pid {old}" in done.stdout and not _alive(old)
+    assert wait_new_ready(inst, old) == inst.pid()
+    assert inst.foreign.poll() is None
+
+
 def test_watchdog_restarts_a_frozen_app(inst):
     wait_restart_finished(inst)
     old = inst.pid()
