@@ -172,6 +172,23 @@ class ModelManager:
             out[name] = rec.state.value
         return out
 
+    def load_many(self, names: list[str], reload: bool = False) -> dict[str, str]:
+        """Load (or reload) several models at once, one thread each (loading is mostly
+        I/O and torch work that releases the GIL); name → "READY" or the error message."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        def one(name: str) -> str:
+            try:
+                self.reload(name) if reload else self.load(name)
+            except ModelError as e:
+                return str(e)
+            return ModelState.READY.value
+
+        if not names:
+            return {}
+        with ThreadPoolExecutor(len(names), thread_name_prefix="load") as pool:
+            return dict(zip(names, pool.map(one, names), strict=True))
+
     def unload_idle(self, idle_s: float) -> list[dict[str, Any]]:
         """Unload READY models not used for ``idle_s`` seconds; they load again on use."""
         now = time.time()
