@@ -64,10 +64,12 @@ def main(argv: list[str] | None = None) -> int:
     synth = Synthesizer(manager, settings, tracker=state.requests)
     app = create_app(manager, synth, state)
 
-    def preload() -> None:
+    def preload() -> None:  # required models in parallel, then ready, then optional ones
         if settings.preload:
-            manager.load_all()
+            manager.load_many([m["name"] for m in manager.states() if m["required"]])
         state.loading_done.set()
+        if settings.preload:
+            manager.load_many([m["name"] for m in manager.states() if not m["required"]])
         logger.info("models: %s", {m["name"]: m["state"] for m in manager.states()})
 
     threading.Thread(target=preload, name="preload", daemon=True).start()
