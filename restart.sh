@@ -21,7 +21,7 @@
 # Environment: COSYVOICE_PIDFILE, COSYVOICE_OUTPUTS_DIR, COSYVOICE_CACHE_DIR,
 #   COSYVOICE_LOG_DIR, COSYVOICE_PORT, COSYVOICE_DRAIN_TIMEOUT_S (the app's settings; the
 #   old process's own flags and COSYVOICE_* environment win over defaults), KEEP_OUTPUTS,
-#   STOP_TIMEOUT (s, drain timeout + 15), GPU_FREE_TIMEOUT (s, 60), NO_GPU_SLEEP (s, 1),
+#   STOP_TIMEOUT (s, drain timeout + 15), GPU_FREE_TIMEOUT (s, 60), NO_GPU_SLEEP (s, 0.5),
 #   READY_TIMEOUT (s, 300, used by run.sh). Everything is logged to <log dir>/restart.log.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -141,7 +141,7 @@ LOG_DIR="$(setting log-dir COSYVOICE_LOG_DIR "$HERE/logs")"
 DRAIN_TIMEOUT="$(setting drain-timeout-s COSYVOICE_DRAIN_TIMEOUT_S 30)"
 STOP_TIMEOUT="${STOP_TIMEOUT:-$(awk -v d="$DRAIN_TIMEOUT" 'BEGIN { printf "%d", d + 15 }')}"
 GPU_FREE_TIMEOUT="${GPU_FREE_TIMEOUT:-60}"
-NO_GPU_SLEEP="${NO_GPU_SLEEP:-1}"
+NO_GPU_SLEEP="${NO_GPU_SLEEP:-0.5}"
 
 # ---- logging: everything to restart.log (and to the terminal when there is one) ----------
 

@@ -216,7 +216,7 @@ class DrainingServer:
         idle = self.tracker.wait_idle(self.drain_timeout_s)
         if idle:
             logger.info("drained in %.1f s; shutting down", time.monotonic() - t0)
-            time.sleep(0.5)  # let the last results reach their clients
+            time.sleep(0.2)  # let the last results reach their clients
         else:
             logger.warning("drain deadline (%.0f s) passed with %d request(s) in flight; "
                            "shutting down anyway", self.drain_timeout_s, self.tracker.in_flight)

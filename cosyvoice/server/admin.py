@@ -24,7 +24,7 @@ import psutil
 from fastapi import APIRouter, Header, Request
 from fastapi.responses import JSONResponse
 
-from cosyvoice.errors import BusyError, CosyVoiceError, ModelError
+from cosyvoice.errors import BusyError, CosyVoiceError
 from cosyvoice.lifecycle import resources
 from cosyvoice.lifecycle.manager import ModelManager
 from cosyvoice.lifecycle.restarts import RestartLog, launch_restart
@@ -97,18 +97,14 @@ class AdminActions:
     def reload(self, token: str | None) -> dict[str, Any]:
         """Soft restart: rebuild every loaded (or failed) model; failures keep the old one."""
         self.check_token(token)
-        t0, done, failed = time.perf_counter(), [], {}
-        for m in self.manager.states():
-            if m["state"] not in ("READY", "FAILED"):
-                continue
-            try:
-                if m["state"] == "READY":
-                    self.manager.reload(m["name"])
-                else:
-                    self.manager.load(m["name"])
-                done.append(m["name"])
-            except ModelError as e:
-                failed[m["name"]] = str(e)
+        t0 = time.perf_counter()
+        states = self.manager.states()
+        results = self.manager.load_many([m["name"] for m in states if m["state"] == "READY"],
+                                         reload=True)
+        results.update(self.manager.load_many(
+            [m["name"] for m in states if m["state"] == "FAILED"]))
+        done = [name for name, r in results.items() if r == "READY"]
+        failed = {name: r for name, r in results.items() if r != "READY"}
         seconds = time.perf_counter() - t0
         logger.info("soft reload: %s in %.2f s; failed: %s", done, seconds, failed or "none")
         return {"reloaded": done, "failed": failed, "seconds": round(seconds, 3)}
