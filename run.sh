@@ -97,7 +97,7 @@ main() {
         if [[ "${2:-}" =~ ^[0-9]{1,2}:[0-9]{2}$ ]]; then cron_time="$2"; shift; fi ;;
       --remove-cron) mode=remove-cron ;;
       --) shift; app_args=("$@"); break ;;
-      -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+      -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
       *) app_args+=("$1") ;;
     esac
     shift
