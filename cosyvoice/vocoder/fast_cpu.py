@@ -1,19 +1,24 @@
-"""CPU fast path for the HiFi-GAN generator: same maths, fewer FLOPs, fewer memory passes.
+"""CPU fast path for the HiFi-GAN generator: the same maths with fewer FLOPs and passes.
 
-On CPU the reference generator's convolutions already run near the cores' FMA peak, so
-speed has to come from doing less work:
+On CPU the reference generator's convolutions already run near the cores' FMA peak
+(~200 GFLOP/s on 2 Zen 4 cores, as fast as a large SGEMM), so speed has to come from
+doing less work per output sample:
 
-* **Channels-last layout.** Activations live as ``(B, C, 1, T)`` channels-last tensors
-  (memory order ``(B, T, C)``), which oneDNN convolves without reordering them on every
-  call.
+* **Channels-last layout.** Activations are ``(B, C, 1, T)`` channels-last tensors
+  (memory order ``(B, T, C)``), which oneDNN convolves without reordering them per call.
 * **Fused epilogues.** ``conv → leaky_relu`` and ``acc += conv(x)`` run as one oneDNN
-  primitive (``torch.ops.mkldnn._convolution_pointwise``), the residual add in place.
-* **FFT convolution for long kernels.** A ``C → C`` conv with ``k`` taps costs ``k·C²``
-  MACs per sample directly, but about ``2·C²`` by overlap-save FFT (one complex GEMM per
-  frequency bin), independent of ``k`` and of the dilation. Used where it wins
-  (:func:`use_fft`), with the kernel spectra computed in float64 once at build time.
+  primitive (``torch.ops.mkldnn._convolution_pointwise``), the residual add in place;
+  the leaky_relu before a padded conv is fused into the copy that pads.
+* **Polyphase dilated convs.** A conv with dilation ``d`` over ``T`` samples equals an
+  undilated ``(k, 1)`` conv2d over the ``(T/d, d)`` view of the same memory; oneDNN runs
+  that up to 2× faster than its dilated kernel (:class:`DirectConv`).
+* **Spectral convs for long kernels on many channels.** By overlap-save with a real DFT
+  written as matrix products, a ``k``-tap ``C → C`` conv costs about
+  ``(4·F/L)·C² + 2·(2F)`` MACs per sample instead of ``k·C²`` (``F = N/2 + 1`` bins,
+  ``L = N - span + 1`` outputs per block), all of it in large GEMMs
+  (:class:`SpectralConv`). Used where that wins (:class:`SpeedRule`).
 
-Everything is exact up to float32 rounding (max |diff| to the eager generator ~1e-5).
+Results match the eager generator to float32 rounding (max |diff| ~2e-5 on speech).
 """
 
 from __future__ import annotations
@@ -34,165 +39,210 @@ CL = torch.channels_last
 
 
 def fused_ops_available() -> bool:
-    """Whether this torch build has oneDNN's fused conv primitives (CPU builds do)."""
+    """Whether this torch build has oneDNN's fused conv primitives (x86 CPU builds do)."""
     return torch.backends.mkldnn.is_available() and hasattr(
         torch.ops.mkldnn, "_convolution_pointwise")
 
 
 @dataclass(frozen=True)
-class FftRule:
-    """When to convolve by FFT: kernel taps and channels at least these."""
+class SpeedRule:
+    """Which layers take which trick; thresholds from per-layer timings on 2 cores.
 
-    min_kernel: int = 11
-    min_channels: int = 128
-    min_channels_dilated: int = 64
+    ``spectral_channels``: a conv with at least this many channels and
+    ``spectral_kernel`` taps goes spectral (at 64 channels and below the DFT passes
+    cost more than they save). ``polyphase_kernel``: dilated convs with at least this
+    many taps and at most ``polyphase_channels`` channels go polyphase.
+    """
+
+    spectral_channels: int = 128
+    spectral_kernel: int = 7
+    spectral_max_mb: float = 20.0
+    polyphase_kernel: int = 7
+    polyphase_channels: int = 128
+
+    def spectral(self, conv: nn.Conv1d) -> bool:
+        c, k = conv.in_channels, conv.kernel_size[0]
+        if conv.out_channels != c or k < self.spectral_kernel or c < self.spectral_channels:
+            return False
+        bins = _block_size(conv.dilation[0] * (k - 1) + 1) // 2 + 1
+        return bins * (2 * c) ** 2 * 4 <= self.spectral_max_mb * 2**20
+
+    def polyphase(self, conv: nn.Conv1d) -> bool:
+        return (conv.dilation[0] > 1 and conv.kernel_size[0] >= self.polyphase_kernel
+                and conv.in_channels <= self.polyphase_channels)
 
 
-def use_fft(conv: nn.Conv1d, rule: FftRule) -> bool:
-    k, c, d = conv.kernel_size[0], conv.in_channels, conv.dilation[0]
-    if k < rule.min_kernel or conv.in_channels != conv.out_channels:
-        return False
-    return c >= (rule.min_channels if d == 1 else rule.min_channels_dilated)
+def _time_major(x: torch.Tensor) -> torch.Tensor:
+    """``(1, C, 1, T)`` channels-last → ``(T, C)`` view (no copy)."""
+    return x.permute(0, 2, 3, 1).flatten(0, 2)
 
 
-def _to_time_major(x: torch.Tensor) -> torch.Tensor:
-    """``(B, C, 1, T)`` channels-last → ``(B, T, C)`` view (no copy)."""
-    return x.permute(0, 2, 3, 1).flatten(1, 2)
+def _channels_last(y: torch.Tensor) -> torch.Tensor:
+    """``(T, C)`` with unit channel stride → ``(1, C, 1, T)`` channels-last view."""
+    return y.t().unsqueeze(0).unsqueeze(2)
+
+
+def _padded_input(x: torch.Tensor, left: int, length: int,
+                  pre_slope: float | None) -> torch.Tensor:
+    """``(1, C, 1, T)`` → ``(length, C)``: ``left`` zeros, ``lrelu(x)`` (or x), zeros."""
+    t, c = x.shape[-1], x.shape[1]
+    buf = x.new_empty(length, c)
+    buf[:left].zero_()
+    buf[left + t:].zero_()
+    body = buf[left:left + t]
+    if pre_slope is None:
+        body.copy_(_time_major(x))
+    else:
+        torch._C._nn.leaky_relu(_time_major(x), pre_slope, out=body)
+    return buf
 
 
 class DirectConv:
-    """A ``Conv1d`` run as a channels-last oneDNN conv2d with fused epilogues."""
+    """A ``Conv1d`` on ``(1, C, 1, T)`` channels-last input via oneDNN, epilogues fused."""
 
-    def __init__(self, conv: nn.Conv1d, fused: bool):
-        self.weight = conv.weight.detach().unsqueeze(2).contiguous(memory_format=CL)
+    def __init__(self, conv: nn.Conv1d, fused: bool, polyphase: bool = False):
+        k = conv.kernel_size[0]
+        self.dilation = conv.dilation[0]
+        self.polyphase = polyphase and self.dilation > 1
+        w = conv.weight.detach()
+        w = w.unsqueeze(3) if self.polyphase else w.unsqueeze(2)
+        self.weight = w.contiguous(memory_format=CL)
         self.bias = conv.bias.detach().clone()
-        self.padding = [0, conv.padding[0]]
-        self.dilation = [1, conv.dilation[0]]
+        if self.polyphase:
+            self.padding, self.dil2d = [(k - 1) // 2, 0], [1, 1]
+        else:
+            self.padding, self.dil2d = [0, conv.padding[0]], [1, self.dilation]
         self.fused = fused
 
-    def _args(self) -> tuple:
-        return (self.weight, self.bias, self.padding, [1, 1], self.dilation, 1)
-
-    def __call__(self, x: torch.Tensor, post_slope: float | None = None) -> torch.Tensor:
-        """``(B, C, 1, T)`` → ``(B, O, 1, T)``, optionally followed by leaky_relu."""
+    def _conv(self, x: torch.Tensor, post_slope: float | None) -> torch.Tensor:
+        args = (self.weight, self.bias, self.padding, [1, 1], self.dil2d, 1)
         if self.fused:
-            if post_slope is None:
-                return torch.ops.mkldnn._convolution_pointwise(x, *self._args(), "none", [], "")
-            return torch.ops.mkldnn._convolution_pointwise(
-                x, *self._args(), "leaky_relu", [post_slope], "")
-        y = F.conv2d(x, self.weight, self.bias, 1, self.padding, self.dilation)
+            attr, scalars = ("none", []) if post_slope is None else ("leaky_relu", [post_slope])
+            return torch.ops.mkldnn._convolution_pointwise(x, *args, attr, scalars, "")
+        y = F.conv2d(x, self.weight, self.bias, 1, self.padding, self.dil2d)
         return y if post_slope is None else F.leaky_relu_(y, post_slope)
 
-    def add_to_(self, x: torch.Tensor, acc: torch.Tensor) -> torch.Tensor:
-        """``acc += conv(x)`` in place; returns ``acc``."""
-        if self.fused and acc.is_contiguous(memory_format=CL):
-            return torch.ops.mkldnn._convolution_pointwise_.binary(
-                acc, x, *self._args(), "add", None, None, [], None)
-        return acc.add_(F.conv2d(x, self.weight, self.bias, 1, self.padding, self.dilation))
+    def __call__(self, x: torch.Tensor, pre_slope: float | None = None,
+                 post_slope: float | None = None) -> torch.Tensor:
+        """``(1, C, 1, T)`` → ``(1, O, 1, T)``: ``post(conv(pre(x)))``."""
+        if not self.polyphase:
+            x = x if pre_slope is None else F.leaky_relu(x, pre_slope)
+            return self._conv(x, post_slope)
+        t, d = x.shape[-1], self.dilation
+        rows = -(-t // d)
+        buf = _padded_input(x, 0, rows * d, pre_slope)  # (rows·d, C)
+        grid = buf.view(1, rows, d, -1).permute(0, 3, 1, 2)  # (1, C, rows, d) channels-last
+        y = self._conv(grid, post_slope)  # (1, O, rows, d)
+        return _channels_last(y.permute(0, 2, 3, 1).reshape(rows * d, -1)[:t])
+
+    def add_to_(self, x: torch.Tensor, acc: torch.Tensor,
+                pre_slope: float | None = None) -> torch.Tensor:
+        """``acc += conv(pre(x))`` in place; returns ``acc``."""
+        if self.polyphase or not self.fused or not acc.is_contiguous(memory_format=CL):
+            return acc.add_(self(x, pre_slope))
+        x = x if pre_slope is None else F.leaky_relu(x, pre_slope)
+        return torch.ops.mkldnn._convolution_pointwise_.binary(
+            acc, x, self.weight, self.bias, self.padding, [1, 1], self.dil2d, 1,
+            "add", None, None, [], None)
 
 
-class FftConv:
-    """A same-padded ``C → O`` Conv1d by overlap-save FFT on ``(B, C, 1, T)`` inputs.
+def _block_size(span: int) -> int:
+    """DFT length per block: a power of two at least twice the kernel span, ≥ 32."""
+    return max(32, 1 << math.ceil(math.log2(2 * span)))
 
-    Blocks of ``n_fft`` input samples overlap by the kernel span ``S = d·(k-1)+1`` and
-    yield ``n_fft - S + 1`` outputs each; per frequency bin the output spectrum is one
-    complex GEMM ``X_f (blocks, C) @ W_f (C, O)`` with ``W_f`` the conjugated kernel
-    spectrum (cross-correlation, as conv layers compute).
+
+class SpectralConv:
+    """Same-padded ``C → O`` Conv1d by overlap-save with a real DFT as matrix products.
+
+    Input blocks of ``N`` samples overlap by the kernel span ``S = d·(k-1)+1`` and give
+    ``L = N - S + 1`` outputs each. With ``X = D @ block`` (``D``: ``(2F, N)`` rows
+    ``Re, Im`` per bin) the product by the conjugated kernel spectrum is, per bin ``f``,
+    one real GEMM ``[Xr Xi] @ [[Wr, Wi], [-Wi, Wr]]`` over all blocks, and
+    ``Dinv (L, 2F)`` maps each block's spectrum back to its ``L`` outputs. The bias is
+    added to the DC bin. Spectra are computed in float64 once, stored in float32.
     """
 
-    def __init__(self, conv: nn.Conv1d, n_fft: int | None = None):
+    def __init__(self, conv: nn.Conv1d, block: int | None = None):
         w = conv.weight.detach().to(torch.float64)
         out_ch, in_ch, k = w.shape
         d = conv.dilation[0]
         self.span = d * (k - 1) + 1
         self.pad = conv.padding[0]
-        self.n_fft = n_fft or max(64, 1 << math.ceil(math.log2(4 * self.span)))
-        taps = torch.zeros(out_ch, in_ch, self.n_fft, dtype=torch.float64)
-        taps[:, :, : self.span : d] = w
-        spec = torch.fft.rfft(taps, dim=-1).conj()  # (O, C, F)
-        self.spectrum = spec.permute(2, 1, 0).to(torch.complex64).contiguous()  # (F, C, O)
-        self.bias = conv.bias.detach().clone()
+        self.n = block or _block_size(self.span)
+        self.hop = self.n - self.span + 1
+        self.bins = self.n // 2 + 1
+        self.out_ch = out_ch
+        self.fwd, self.inv = self._dft_matrices()
+        taps = torch.zeros(out_ch, in_ch, self.n, dtype=torch.float64)
+        taps[:, :, : self.span: d] = w
+        spec = torch.fft.rfft(taps, dim=-1).conj().permute(2, 1, 0)  # (F, C, O)
+        re, im = spec.real, spec.imag
+        self.weight = torch.cat([torch.cat([re, im], 2), torch.cat([-im, re], 2)], 1)
+        self.weight = self.weight.to(torch.float32).contiguous()  # (F, 2C, 2O)
+        self.dc_bias = conv.bias.detach().to(torch.float32) * self.n
 
-    def _blocks(self, x: torch.Tensor, pre_slope: float | None) -> torch.Tensor:
-        """Zero-padded, pre-activated input cut into overlapping blocks ``(B, n, C, n_fft)``."""
-        b, c, _, t = x.shape
-        hop = self.n_fft - self.span + 1
-        blocks = -(-t // hop)
-        padded = x.new_empty(b, blocks * hop + self.span - 1, c)
-        padded[:, : self.pad].zero_()
-        padded[:, self.pad + t:].zero_()
-        body = padded[:, self.pad: self.pad + t]
-        if pre_slope is None:
-            body.copy_(_to_time_major(x))
-        else:
-            torch._C._nn.leaky_relu(_to_time_major(x), pre_slope, out=body)
-        return padded.unfold(1, self.n_fft, hop)
+    def _dft_matrices(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """``D (2F, N)`` forward (rows Re, Im per bin) and ``Dinv (L, 2F)`` inverse."""
+        n, f = self.n, torch.arange(self.bins, dtype=torch.float64)
+        ang = 2 * math.pi * f[:, None] * torch.arange(n, dtype=torch.float64)[None] / n
+        fwd = torch.stack([torch.cos(ang), -torch.sin(ang)], 1).reshape(2 * self.bins, n)
+        weight = torch.full((self.bins,), 2.0, dtype=torch.float64)
+        weight[0] = 1.0
+        weight[-1] = 1.0  # Nyquist bin (n is even)
+        t = torch.arange(self.hop, dtype=torch.float64)
+        ang = 2 * math.pi * t[:, None] * f[None] / n
+        inv = torch.stack([weight * torch.cos(ang), -weight * torch.sin(ang)], 2) / n
+        return fwd.to(torch.float32), inv.reshape(self.hop, 2 * self.bins).to(torch.float32)
+
+    @property
+    def nbytes(self) -> int:
+        return self.weight.numel() * self.weight.element_size()
 
     def _time(self, x: torch.Tensor, pre_slope: float | None) -> torch.Tensor:
-        """Conv output with bias as ``(B, n·hop, O)`` (at least T long; crop after)."""
-        seg = self._blocks(x, pre_slope)
-        b, blocks, c, _ = seg.shape
-        spec = torch.fft.rfft(seg, dim=-1).view(b * blocks, c, -1)  # (M, C, F)
-        spec = spec.transpose(1, 2).contiguous().transpose(0, 1)  # (F, M, C), C unit stride
-        y_spec = torch.bmm(spec, self.spectrum)  # (F, M, O)
-        y_spec = y_spec.permute(1, 2, 0).contiguous()  # (M, O, F)
-        y = torch.fft.irfft(y_spec, n=self.n_fft, dim=-1)  # (M, O, n_fft)
-        hop = self.n_fft - self.span + 1
-        o = y.shape[1]
-        out = x.new_empty(b, blocks, hop, o)
-        torch.add(y[..., :hop].transpose(1, 2).view(b, blocks, hop, o), self.bias, out=out)
-        return out.view(b, blocks * hop, o)
+        """Conv output with bias, ``(blocks·L, O)``: at least ``T`` rows; crop after."""
+        t, c = x.shape[-1], x.shape[1]
+        blocks = -(-t // self.hop)
+        buf = _padded_input(x, self.pad, blocks * self.hop + self.span - 1, pre_slope)
+        seg = buf.unfold(0, self.n, self.hop).transpose(1, 2)  # (blocks, N, C)
+        spec = torch.matmul(self.fwd, seg)  # (blocks, 2F, C)
+        spec = spec.view(blocks, self.bins, 2 * c).transpose(0, 1)  # (F, blocks, 2C)
+        out = torch.bmm(spec, self.weight)  # (F, blocks, 2O)
+        out[0, :, : self.out_ch] += self.dc_bias
+        out = out.view(self.bins, blocks, 2, self.out_ch).transpose(0, 1)
+        out = out.reshape(blocks, 2 * self.bins, self.out_ch)  # (blocks, 2F, O)
+        return torch.matmul(self.inv, out).view(blocks * self.hop, self.out_ch)
 
     def __call__(self, x: torch.Tensor, pre_slope: float | None = None,
                  post_slope: float | None = None) -> torch.Tensor:
-        """``(B, C, 1, T)`` → ``(B, O, 1, T)`` channels-last."""
-        t = x.shape[-1]
-        y = self._time(x, pre_slope)[:, :t]
+        """``(1, C, 1, T)`` → ``(1, O, 1, T)`` channels-last: ``post(conv(pre(x)))``."""
+        y = self._time(x, pre_slope)[: x.shape[-1]]
         if post_slope is not None:
             F.leaky_relu_(y, post_slope)
-        return y.permute(0, 2, 1).unsqueeze(2).contiguous(memory_format=CL)
+        return _channels_last(y)
 
     def add_to_(self, x: torch.Tensor, acc: torch.Tensor,
                 pre_slope: float | None = None) -> torch.Tensor:
-        """``acc += conv(x)`` in place; returns ``acc``."""
-        t = x.shape[-1]
-        _to_time_major(acc).add_(self._time(x, pre_slope)[:, :t])
+        """``acc += conv(pre(x))`` in place; returns ``acc``."""
+        _time_major(acc).add_(self._time(x, pre_slope)[: x.shape[-1]])
         return acc
 
 
-class _Conv:
-    """One conv layer, run directly or by FFT; pre-activation handled either way."""
-
-    def __init__(self, conv: nn.Conv1d, fft: bool, fused: bool):
-        self.fft = FftConv(conv) if fft else None
-        self.direct = None if fft else DirectConv(conv, fused)
-
-    def __call__(self, x: torch.Tensor, pre_slope: float | None,
-                 post_slope: float | None = None) -> torch.Tensor:
-        if self.fft is not None:
-            return self.fft(x, pre_slope, post_slope)
-        if pre_slope is not None:
-            x = F.leaky_relu(x, pre_slope)
-        return self.direct(x, post_slope)
-
-    def add_to_(self, x: torch.Tensor, acc: torch.Tensor, pre_slope: float | None) -> torch.Tensor:
-        if self.fft is not None:
-            return self.fft.add_to_(x, acc, pre_slope)
-        if pre_slope is not None:
-            x = F.leaky_relu(x, pre_slope)
-        return self.direct.add_to_(x, acc)
+def _plan(conv: nn.Conv1d, rule: SpeedRule, fused: bool) -> DirectConv | SpectralConv:
+    if rule.spectral(conv):
+        return SpectralConv(conv)
+    return DirectConv(conv, fused, polyphase=rule.polyphase(conv))
 
 
 class CpuGenerator:
     """The :class:`Generator`'s forward on CPU with the tricks above.
 
-    Holds its own copies of the folded weights (and kernel spectra); ``__call__`` takes
-    a log-mel ``(B, n_mels, T)`` float32 CPU tensor and returns ``(B, 1, T · hop)``.
-    Must be called under ``torch.inference_mode()`` (or ``no_grad``).
+    Holds its own copies of the folded weights and kernel spectra. ``__call__`` takes a
+    log-mel ``(B, n_mels, T)`` float32 CPU tensor and returns ``(B, 1, T · hop)``; batch
+    items run one after another. Call it under ``torch.inference_mode()``.
     """
 
-    def __init__(self, gen: Generator, rule: FftRule | None = None):
-        rule = rule or FftRule()
+    def __init__(self, gen: Generator, rule: SpeedRule | None = None):
+        rule = rule or SpeedRule()
         fused = fused_ops_available()
         self.resblock = gen.cfg.resblock
         self.num_kernels = gen.num_kernels
@@ -200,38 +250,40 @@ class CpuGenerator:
         self.post = DirectConv(gen.conv_post, False)
         self.ups = [(u.weight.detach().unsqueeze(2).contiguous(memory_format=CL),
                      u.bias.detach().clone(), u.stride[0], u.padding[0]) for u in gen.ups]
-        self.blocks = [self._block(b, rule, fused) for b in gen.resblocks]
-        n_fft = sum(c.fft is not None for blk in self.blocks for pair in blk for c in pair
-                    if c is not None)
-        logger.debug("CPU HiFi-GAN: %d of %d resblock convs by FFT", n_fft,
-                     sum(len(blk) * 2 for blk in self.blocks))
+        convs = (lambda b: zip(b.convs1, b.convs2)) if self.resblock == "1" else (
+            lambda b: ((c, None) for c in b.convs))
+        self.blocks = [[(_plan(c1, rule, fused), None if c2 is None else _plan(c2, rule, fused))
+                        for c1, c2 in convs(b)] for b in gen.resblocks]
+        spectral = [c for blk in self.blocks for pair in blk for c in pair
+                    if isinstance(c, SpectralConv)]
+        logger.info("CPU HiFi-GAN: %d spectral convs (%.0f MB of spectra), fused ops %s",
+                    len(spectral), sum(c.nbytes for c in spectral) / 2**20, fused)
 
-    def _block(self, block: nn.Module, rule: FftRule, fused: bool) -> list:
-        if self.resblock == "1":
-            return [(_Conv(c1, use_fft(c1, rule), fused), _Conv(c2, use_fft(c2, rule), fused))
-                    for c1, c2 in zip(block.convs1, block.convs2)]
-        return [(_Conv(c, use_fft(c, rule), fused), None) for c in block.convs]
-
-    def _run_block(self, pairs: list, x: torch.Tensor) -> torch.Tensor:
-        """One MRF resblock on ``(B, C, 1, T)``; ``x`` is left untouched."""
-        acc = x.clone(memory_format=CL)
+    def _run_block(self, pairs: list, x: torch.Tensor, in_place: bool) -> torch.Tensor:
+        """One MRF resblock on ``(1, C, 1, T)``; ``x`` is overwritten only if ``in_place``."""
+        acc = x if in_place else x.clone(memory_format=CL)
         for c1, c2 in pairs:
-            if c2 is None:  # ResBlock2: acc += conv(lrelu(acc)); the conv reads acc
+            if c2 is None:  # ResBlock2: acc += conv(lrelu(acc)); the conv reads acc first
                 acc.add_(c1(acc, LRELU_SLOPE))
-                continue
-            mid = c1(acc, LRELU_SLOPE, LRELU_SLOPE)
-            c2.add_to_(mid, acc, None)
+            else:
+                c2.add_to_(c1(acc, LRELU_SLOPE, LRELU_SLOPE), acc)
         return acc
 
-    def __call__(self, mel: torch.Tensor) -> torch.Tensor:
+    def _one(self, mel: torch.Tensor) -> torch.Tensor:
+        """``(1, n_mels, T)`` → ``(1, 1, T · hop)``."""
         x = self.pre(mel.unsqueeze(2).contiguous(memory_format=CL))
         for i, (weight, bias, stride, pad) in enumerate(self.ups):
-            x = F.leaky_relu(x, LRELU_SLOPE)
-            x = F.conv_transpose2d(x, weight, bias, (1, stride), (0, pad))
+            x = F.conv_transpose2d(F.leaky_relu(x, LRELU_SLOPE), weight, bias, (1, stride),
+                                   (0, pad))
             blocks = self.blocks[i * self.num_kernels:(i + 1) * self.num_kernels]
-            xs = self._run_block(blocks[0], x)
-            for pairs in blocks[1:]:
-                xs.add_(self._run_block(pairs, x))
+            last = len(blocks) - 1
+            xs = self._run_block(blocks[0], x, in_place=last == 0)
+            for j, pairs in enumerate(blocks[1:], start=1):
+                xs.add_(self._run_block(pairs, x, in_place=j == last))
             x = xs.div_(self.num_kernels)
         x = self.post(F.leaky_relu(x, POST_LRELU_SLOPE))
         return torch.tanh(x).squeeze(2)
+
+    def __call__(self, mel: torch.Tensor) -> torch.Tensor:
+        """``(B, n_mels, T)`` float32 CPU → ``(B, 1, T · hop)``."""
+        return torch.cat([self._one(m.unsqueeze(0)) for m in mel], dim=0)
