@@ -162,21 +162,22 @@ def fold_weight_norm(state: Mapping[str, torch.Tensor]) -> dict[str, torch.Tenso
     """
     out: dict[str, torch.Tensor] = {}
     for key, value in state.items():
-        if key.endswith(".weight_g"):
+        if key.endswith("weight_g") and _is_param(key, "weight_g"):
+            if key[: -len("_g")] + "_v" not in state:
+                raise ModelError(f"checkpoint has {key} without its weight_v")
             continue
-        if key.endswith(".weight_v"):
-            prefix = key[: -len(".weight_v")]
-            g = state.get(prefix + ".weight_g")
-            if g is None:
-                raise ModelError(f"checkpoint has {key} without {prefix}.weight_g")
-            norm = value.reshape(value.shape[0], -1).norm(dim=1)
-            norm = norm.reshape((-1,) + (1,) * (value.ndim - 1))
-            out[prefix + ".weight"] = value * (g / norm)
-        else:
+        if not (key.endswith("weight_v") and _is_param(key, "weight_v")):
             out[key] = value
-    orphans = [k for k in state if k.endswith(".weight_g")
-               and k[: -len("_g")] + "_v" not in state]
-    if orphans:
-        raise ModelError(f"checkpoint has weight_g without weight_v: {orphans[:3]}")
+            continue
+        g = state.get(key[: -len("_v")] + "_g")
+        if g is None:
+            raise ModelError(f"checkpoint has {key} without its weight_g")
+        norm = value.reshape(value.shape[0], -1).norm(dim=1)
+        norm = norm.reshape((-1,) + (1,) * (value.ndim - 1))
+        out[key[: -len("_v")]] = value * (g / norm)
     return out
 
+
+def _is_param(key: str, name: str) -> bool:
+    """``key`` is ``name`` itself or ``<module path>.name``."""
+    return key == name or key.endswith("." + name)
