@@ -83,4 +83,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    # The server has drained and the pidfile is released: flush logs and leave without the
+    # interpreter's teardown (about 1 s of torch/gradio finalizers; restart.sh clears the
+    # cache folder anyway), which would otherwise add to every restart.
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
