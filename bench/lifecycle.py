@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench._common import machine, real_prompt  # noqa: E402
 from tests.conftest import ROOT, free_port, get_json  # noqa: E402
 
-CLONE_TEXT = "Thank you for calling. Your order will arrive on Friday morning."
+CLONE_TEXT = "Thank you for calling, your order arrives on Friday."
 RSS_TARGET_MB, HARD_TARGET_S, SOFT_TARGET_S = 5.0, 15.0, 3.0
 
 
@@ -84,6 +84,7 @@ class Instance:
             time.sleep(0.05)
 
     def stop(self) -> None:
+        self.wait_lock_free()  # let a restart in progress finish first
         try:
             pid = self.pid()
         except (OSError, ValueError):
@@ -96,13 +97,17 @@ def bench_rss(inst: Instance, requests: int, warmup: int) -> bool:
     from gradio_client import Client, handle_file
 
     client = Client(inst.url, verbose=False)
-    prompt = handle_file(str(real_prompt()))
-    args = ("clone", CLONE_TEXT, "joe", prompt, "", 1.0, 7, 1.0)
-    for _ in range(warmup):
-        client.predict(*args, api_name="/generate")
+    prompts = [handle_file(str(real_prompt(n))) for n in ("cate_blanch.mp3", "cate_blanch_2.mp3")]
+
+    def clone(i: int) -> None:  # two real prompts in turn: uploads, validation, profiles
+        client.predict("clone", CLONE_TEXT, "joe", prompts[i % 2], "", 1.0, 7, 1.0,
+                       api_name="/generate")
+
+    for i in range(warmup):
+        clone(i)
     curve, t0 = [inst.rss()], time.perf_counter()
-    for _ in range(requests):
-        client.predict(*args, api_name="/generate")
+    for i in range(requests):
+        clone(i)
         curve.append(inst.rss())
     elapsed = time.perf_counter() - t0
     mb = [c / 2**20 for c in curve]

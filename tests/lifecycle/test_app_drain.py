@@ -20,7 +20,7 @@ pytestmark = pytest.mark.slow
 
 TEXT = ("The committee met on Tuesday to review the budget. Several members asked for more "
         "time. The chair agreed to meet again next week.")
-LONG = " ".join([TEXT] * 3)
+LONG = " ".join([TEXT] * 2)
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +92,7 @@ def test_sigterm_drains_in_flight_synthesis(app, real_female_prompt):
         assert "try again" in str(e).lower()
     else:
         info = sf.info(path)
-        assert info.duration > 10 and info.frames > 0  # the whole text, fully written
+        assert info.duration > 8 and info.frames > 0  # the whole text, fully written
     assert app.proc.wait(timeout=150) == 0
     assert not list(app.outputs.glob(".partial-*")), "a half-written file was left behind"
     for wav in app.outputs.glob("*.wav"):
