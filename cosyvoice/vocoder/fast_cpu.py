@@ -14,9 +14,9 @@ doing less work per output sample:
   that up to 2× faster than its dilated kernel (:class:`DirectConv`).
 * **Spectral convs for long kernels on many channels.** By overlap-save with a real DFT
   written as matrix products, a ``k``-tap ``C → C`` conv costs about
-  ``(4·F/L)·C² + 2·(2F)`` MACs per sample instead of ``k·C²`` (``F = N/2 + 1`` bins,
-  ``L = N - span + 1`` outputs per block), all of it in large GEMMs
-  (:class:`SpectralConv`). Used where that wins (:class:`SpeedRule`).
+  ``(4F/L)·C² + (2F·(N+L)/L)·C`` MACs per output sample instead of ``k·C²``
+  (``N``-sample blocks, ``F = N/2 + 1`` bins, ``L = N - span + 1`` outputs per block),
+  all of it in GEMMs (:class:`SpectralConv`). Used where that wins (:class:`SpeedRule`).
 
 Results match the eager generator to float32 rounding (max |diff| ~2e-5 on speech).
 """
@@ -49,9 +49,11 @@ class SpeedRule:
     """Which layers take which trick; thresholds from per-layer timings on 2 cores.
 
     ``spectral_channels``: a conv with at least this many channels and
-    ``spectral_kernel`` taps goes spectral (at 64 channels and below the DFT passes
-    cost more than they save). ``polyphase_kernel``: dilated convs with at least this
-    many taps and at most ``polyphase_channels`` channels go polyphase.
+    ``spectral_kernel`` taps goes spectral (at 64 channels and below the DFT products
+    cost more than they save) if its spectra take at most ``spectral_max_mb`` (V1: 20
+    convs, 211 MiB; the 4 dilated 256-channel ones would add 164 MiB for ~3 %).
+    ``polyphase_kernel``: dilated convs with at least this many taps and at most
+    ``polyphase_channels`` channels go polyphase.
     """
 
     spectral_channels: int = 128
