@@ -97,7 +97,7 @@ def main() -> int:
     runners = {"reference (jik876, eager)": load_reference(data), "ours eager": ours,
                "ours CPU fast path": CpuGenerator(ours)}
     if args.onnx:
-        runners["reference → ONNX Runtime"] = onnx_runner(ours, mel, args.threads)
+        runners["ours eager → ONNX Runtime"] = onnx_runner(ours, mel, args.threads)
     print(f"machine: {machine()} (shared with other jobs; load avg {os.getloadavg()[0]:.1f})")
     print(f"torch {torch.__version__}, {args.threads} threads; mel {tuple(mel.shape)} = "
           f"{audio_s:.2f} s of real speech; {args.reps} interleaved reps\n")
