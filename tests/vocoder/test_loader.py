@@ -59,13 +59,14 @@ def test_reconstructs_a_real_recording(vocoder, real_mel):
 
     Measured 0.25 for ours on 5 s of this clip (ours matches the reference generator to
     1e-4, so it scores the same); the same port with weight norm left unfolded (weight_v
-    used as the weight) scores 6.98. 0.4 sits well between.
+    used as the weight) scores 6.98, one conv with permuted input channels 0.393.
+    0.30 sits between.
     """
     wav = vocoder.vocode(real_mel)
     again = MelAnalyzer(vocoder.mel_config)(wav)[0]
     n = min(again.shape[1], real_mel.shape[1])
     l1 = float((again[:, :n] - real_mel[:, :n]).abs().mean())
-    assert l1 < 0.4, l1
+    assert l1 < 0.30, l1
 
 
 def test_wrong_mel_channels_is_rejected(vocoder):
