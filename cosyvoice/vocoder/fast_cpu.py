@@ -9,9 +9,9 @@ doing less work per output sample:
 * **Fused epilogues.** ``conv → leaky_relu`` and ``acc += conv(x)`` run as one oneDNN
   primitive (``torch.ops.mkldnn._convolution_pointwise``), the residual add in place;
   the leaky_relu before a padded conv is fused into the copy that pads.
-* **Polyphase dilated convs.** A conv with dilation ``d`` over ``T`` samples equals an
-  undilated ``(k, 1)`` conv2d over the ``(T/d, d)`` view of the same memory; oneDNN runs
-  that up to 2× faster than its dilated kernel (:class:`DirectConv`).
+* **Polyphase dilated convs** (off by default, see :class:`SpeedRule`). A conv with
+  dilation ``d`` over ``T`` samples equals an undilated ``(k, 1)`` conv2d over the
+  ``(T/d, d)`` view of the same memory (:class:`DirectConv`).
 * **Spectral convs for long kernels on many channels.** By overlap-save with a real DFT
   written as matrix products, a ``k``-tap ``C → C`` conv costs about
   ``(4F/L)·C² + (2F·(N+L)/L)·C`` MACs per output sample instead of ``k·C²``
@@ -46,28 +46,58 @@ def fused_ops_available() -> bool:
 
 @dataclass(frozen=True)
 class SpeedRule:
-    """Which layers take which trick; thresholds from per-layer timings on 2 cores.
+    """Which layers take which trick; from per-layer timings on 2 cores (torch 2.13).
 
-    ``spectral_channels``: a conv with at least this many channels and
-    ``spectral_kernel`` taps goes spectral (at 64 channels and below the DFT products
-    cost more than they save) if its spectra take at most ``spectral_max_mb`` (V1: 20
-    convs, 211 MiB; the 4 dilated 256-channel ones would add 164 MiB for ~3 %).
-    ``polyphase_kernel``: dilated convs with at least this many taps and at most
-    ``polyphase_channels`` channels go polyphase.
+    Medians of 7 interleaved runs, ms per conv, ``lrelu → conv → lrelu`` at V1's lengths
+    for 430 frames (``bench/vocoder_layers.py`` prints the full table)::
+
+        C    k  d   direct  spectral(best N)       C    k  d   direct  spectral(best N)
+        256  7  1    28.1    17.5 (64)             128  7  1    53.7    42.0 (64)
+        256 11  1    50.8    18.6 (64)             128  7  3    51.8    62.7 (64)
+        256 11  3    47.9    23.5 (128)            128 11  1   117.3    54.7 (64)
+        256  3  *    ~15     ≥ 17                  128 11  3   120.0    69.6 (128)
+        64   *  *   direct always wins             128 11  5    81.2    62.4 (128)
+
+    So a conv goes spectral when it has ≥ ``spectral_channels`` channels, ≥
+    ``spectral_kernel`` taps, and is undilated or ≥ ``spectral_dilated_kernel`` taps or
+    ≥ ``spectral_dilated_channels`` channels; its DFT block is the smallest power of two
+    ≥ ``block_factor`` × its span (≥ 32), halved while its spectra exceed
+    ``spectral_max_mb`` (a block under 2 × span is never used: then it stays direct).
+    At the default 20 MB cap the dilated 256-channel convs stay direct: the larger blocks
+    they need would add ~240 MB of spectra for ~2 % of the time.
+
+    ``polyphase_channels``: dilated convs with at most that many channels and at least
+    ``polyphase_kernel`` taps run as undilated convs over a ``(T/d, d)`` view. With torch
+    2.13's oneDNN that is slower than its dilated kernel at every layer of V1 (e.g. 64 ch
+    k7 d3: 51 vs 29 ms), so it is off (0) by default; kept for other builds.
     """
 
     spectral_channels: int = 128
     spectral_kernel: int = 7
+    spectral_dilated_kernel: int = 11
+    spectral_dilated_channels: int = 256
     spectral_max_mb: float = 20.0
+    block_factor: int = 3
     polyphase_kernel: int = 7
-    polyphase_channels: int = 128
+    polyphase_channels: int = 0
+
+    def spectral_block(self, conv: nn.Conv1d) -> int | None:
+        """The DFT block length for ``conv``, or None when it should stay direct."""
+        c, k, d = conv.in_channels, conv.kernel_size[0], conv.dilation[0]
+        if conv.out_channels != c or k < self.spectral_kernel or c < self.spectral_channels:
+            return None
+        if d > 1 and k < self.spectral_dilated_kernel and c < self.spectral_dilated_channels:
+            return None
+        span = d * (k - 1) + 1
+        n = max(32, 1 << math.ceil(math.log2(self.block_factor * span)))
+        while n >= 2 * span:
+            if (n // 2 + 1) * (2 * c) ** 2 * 4 <= self.spectral_max_mb * 2**20:
+                return n
+            n //= 2
+        return None
 
     def spectral(self, conv: nn.Conv1d) -> bool:
-        c, k = conv.in_channels, conv.kernel_size[0]
-        if conv.out_channels != c or k < self.spectral_kernel or c < self.spectral_channels:
-            return False
-        bins = _block_size(conv.dilation[0] * (k - 1) + 1) // 2 + 1
-        return bins * (2 * c) ** 2 * 4 <= self.spectral_max_mb * 2**20
+        return self.spectral_block(conv) is not None
 
     def polyphase(self, conv: nn.Conv1d) -> bool:
         return (conv.dilation[0] > 1 and conv.kernel_size[0] >= self.polyphase_kernel
@@ -230,8 +260,9 @@ class SpectralConv:
 
 
 def _plan(conv: nn.Conv1d, rule: SpeedRule, fused: bool) -> DirectConv | SpectralConv:
-    if rule.spectral(conv):
-        return SpectralConv(conv)
+    block = rule.spectral_block(conv)
+    if block is not None:
+        return SpectralConv(conv, block)
     return DirectConv(conv, fused, polyphase=rule.polyphase(conv))
 
 
