@@ -189,9 +189,12 @@ class SpectralConv:
     Input blocks of ``N`` samples overlap by the kernel span ``S = d·(k-1)+1`` and give
     ``L = N - S + 1`` outputs each. With ``X = D @ block`` (``D``: ``(2F, N)`` rows
     ``Re, Im`` per bin) the product by the conjugated kernel spectrum is, per bin ``f``,
-    one real GEMM ``[Xr Xi] @ [[Wr, Wi], [-Wi, Wr]]`` over all blocks, and
-    ``Dinv (L, 2F)`` maps each block's spectrum back to its ``L`` outputs. The bias is
-    added to the DC bin. Spectra are computed in float64 once, stored in float32.
+    two real GEMMs ``[Xr Xi] @ [Wr; -Wi]`` and ``[Xr Xi] @ [Wi; Wr]`` over all blocks,
+    written straight into a ``(2, F, blocks, O)`` buffer, and ``Dinv (L, 2F)`` maps that
+    (as ``(2F, blocks·O)``, no copy) to ``(L, blocks, O)``: every output sample, read
+    through a transposed view by the one pass that stores (``__call__``) or adds
+    (``add_to_``) it. The bias is added to the DC bin. Spectra are computed in float64
+    once, stored in float32.
     """
 
     def __init__(self, conv: nn.Conv1d, block: int | None = None):
@@ -209,12 +212,12 @@ class SpectralConv:
         taps[:, :, : self.span: d] = w
         spec = torch.fft.rfft(taps, dim=-1).conj().permute(2, 1, 0)  # (F, C, O)
         re, im = spec.real, spec.imag
-        self.weight = torch.cat([torch.cat([re, im], 2), torch.cat([-im, re], 2)], 1)
-        self.weight = self.weight.to(torch.float32).contiguous()  # (F, 2C, 2O)
+        self.w_re = torch.cat([re, -im], 1).to(torch.float32).contiguous()  # (F, 2C, O)
+        self.w_im = torch.cat([im, re], 1).to(torch.float32).contiguous()  # (F, 2C, O)
         self.dc_bias = conv.bias.detach().to(torch.float32) * self.n
 
     def _dft_matrices(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """``D (2F, N)`` forward (rows Re, Im per bin) and ``Dinv (L, 2F)`` inverse."""
+        """``D (2F, N)`` forward (rows Re, Im per bin), ``Dinv (L, 2F)`` (all Re, all Im)."""
         n, f = self.n, torch.arange(self.bins, dtype=torch.float64)
         ang = 2 * math.pi * f[:, None] * torch.arange(n, dtype=torch.float64)[None] / n
         fwd = torch.stack([torch.cos(ang), -torch.sin(ang)], 1).reshape(2 * self.bins, n)
@@ -223,39 +226,49 @@ class SpectralConv:
         weight[-1] = 1.0  # Nyquist bin (n is even)
         t = torch.arange(self.hop, dtype=torch.float64)
         ang = 2 * math.pi * t[:, None] * f[None] / n
-        inv = torch.stack([weight * torch.cos(ang), -weight * torch.sin(ang)], 2) / n
+        inv = torch.stack([weight * torch.cos(ang), -weight * torch.sin(ang)], 1) / n
         return fwd.to(torch.float32), inv.reshape(self.hop, 2 * self.bins).to(torch.float32)
 
     @property
     def nbytes(self) -> int:
-        return self.weight.numel() * self.weight.element_size()
+        return 2 * self.w_re.numel() * self.w_re.element_size()
 
-    def _time(self, x: torch.Tensor, pre_slope: float | None) -> torch.Tensor:
-        """Conv output with bias, ``(blocks·L, O)``: at least ``T`` rows; crop after."""
+    def _blocks(self, x: torch.Tensor, pre_slope: float | None) -> torch.Tensor:
+        """Conv output with bias as a ``(blocks, L, O)`` view (``blocks·L ≥ T``)."""
         t, c = x.shape[-1], x.shape[1]
         blocks = -(-t // self.hop)
         buf = _padded_input(x, self.pad, blocks * self.hop + self.span - 1, pre_slope)
         seg = buf.unfold(0, self.n, self.hop).transpose(1, 2)  # (blocks, N, C)
         spec = torch.matmul(self.fwd, seg)  # (blocks, 2F, C)
         spec = spec.view(blocks, self.bins, 2 * c).transpose(0, 1)  # (F, blocks, 2C)
-        out = torch.bmm(spec, self.weight)  # (F, blocks, 2O)
-        out[0, :, : self.out_ch] += self.dc_bias
-        out = out.view(self.bins, blocks, 2, self.out_ch).transpose(0, 1)
-        out = out.reshape(blocks, 2 * self.bins, self.out_ch)  # (blocks, 2F, O)
-        return torch.matmul(self.inv, out).view(blocks * self.hop, self.out_ch)
+        z = x.new_empty(2, self.bins, blocks, self.out_ch)
+        torch.bmm(spec, self.w_re, out=z[0])
+        torch.bmm(spec, self.w_im, out=z[1])
+        z[0, 0] += self.dc_bias
+        y = torch.matmul(self.inv, z.view(2 * self.bins, blocks * self.out_ch))
+        return y.view(self.hop, blocks, self.out_ch).transpose(0, 1)
 
     def __call__(self, x: torch.Tensor, pre_slope: float | None = None,
                  post_slope: float | None = None) -> torch.Tensor:
         """``(1, C, 1, T)`` → ``(1, O, 1, T)`` channels-last: ``post(conv(pre(x)))``."""
-        y = self._time(x, pre_slope)[: x.shape[-1]]
-        if post_slope is not None:
-            F.leaky_relu_(y, post_slope)
-        return _channels_last(y)
+        y = self._blocks(x, pre_slope)
+        out = x.new_empty(y.shape[0] * y.shape[1], self.out_ch)
+        dest = out.view(y.shape)
+        if post_slope is None:
+            dest.copy_(y)
+        else:
+            torch._C._nn.leaky_relu(y, post_slope, out=dest)
+        return _channels_last(out[: x.shape[-1]])
 
     def add_to_(self, x: torch.Tensor, acc: torch.Tensor,
                 pre_slope: float | None = None) -> torch.Tensor:
         """``acc += conv(pre(x))`` in place; returns ``acc``."""
-        _time_major(acc).add_(self._time(x, pre_slope)[: x.shape[-1]])
+        y, t = self._blocks(x, pre_slope), x.shape[-1]
+        whole, rest = divmod(t, self.hop)
+        tm = _time_major(acc)
+        tm[: whole * self.hop].view(whole, self.hop, self.out_ch).add_(y[:whole])
+        if rest:
+            tm[whole * self.hop:].add_(y[whole, :rest])
         return acc
 
 
