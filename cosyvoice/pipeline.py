@@ -39,6 +39,12 @@ PRESET_VOICES = {"joe": ("acoustic_en", "English · male (Piper en_US-joe-medium
 SPEED_RANGE = (0.5, 2.0)
 STRENGTH_RANGE = (0.0, 1.0)
 SEED_MAX = 2**31 - 1
+# Read once per preset voice to measure its profile (F0 median and range, formants,
+# spectral envelope): the adapter's "source" side. One fixed passage, so a request's
+# adaptation never depends on what was synthesized before it.
+CALIBRATION_TEXT = ("The birch canoe slid on the smooth planks. Glue the sheet to the dark "
+                    "blue background. It is easy to tell the depth of a well. These days a "
+                    "chicken leg is a rare dish. Rice is often served in round bowls.")
 
 ProgressFn = Callable[[float, str], None]
 
@@ -104,6 +110,7 @@ class Synthesizer:
         self.tracker = tracker or RequestTracker()  # in-flight count, drain refusal, stats
         self.limits = PromptLimits.from_settings(settings)
         self._profiles = LruCache(settings.profile_cache_size)
+        self._source_profiles: dict[str, object] = {}  # acoustic model name → profile
 
     @property
     def sample_rate(self) -> int:
@@ -167,16 +174,20 @@ class Synthesizer:
             yield from self._render(req, plan)
 
     def _render(self, req: SynthesisRequest, plan: _Plan) -> Iterator[AudioChunk]:
-        acoustic = self.manager.get(PRESET_VOICES.get(req.voice, ("acoustic_en",))[0]
-                                    if req.mode == "preset" else "acoustic_en")
+        name = (PRESET_VOICES.get(req.voice, ("acoustic_en",))[0]
+                if req.mode == "preset" else "acoustic_en")
+        acoustic = self.manager.get(name)
         sr_out = self.sample_rate
         total = len(plan.sentences)
-        adapter = self._adapter() if plan.target_profile is not None else None
+        adapter = source = None
+        if plan.target_profile is not None:
+            adapter = self._adapter()
+            source = self._source_profile(name, acoustic, adapter)
         for i, sentence in enumerate(plan.sentences):
             out = acoustic.synthesize(sentence, speed=req.speed, seed=_sentence_seed(req, i))
             wav, sr = out.wav, out.sample_rate
             if adapter is not None:
-                wav, sr = self._adapt(adapter, wav, sr, plan.target_profile, req.strength)
+                wav, sr = adapter.adapt(wav, sr, source, plan.target_profile, req.strength)
             yield AudioChunk(i, total, sentence, resample(wav, sr, sr_out), sr_out)
 
     def _adapter(self):
@@ -191,12 +202,18 @@ class Synthesizer:
         vocoder = self.manager.get("vocoder")
         return VoiceAdapter(vocoder, MelAnalyzer(vocoder.mel_config, device=vocoder.device))
 
-    @staticmethod
-    def _adapt(adapter, wav: np.ndarray, sr: int, target, strength: float):
+    def _source_profile(self, name: str, acoustic, adapter):
+        """The profile of preset voice ``name``, measured once on CALIBRATION_TEXT."""
         from cosyvoice.voice.profile import VoiceProfile
 
-        source = VoiceProfile.from_audio(wav, sr, adapter.mel)
-        return adapter.adapt(wav, sr, source, target, strength=strength)
+        profile = self._source_profiles.get(name)
+        if profile is None:
+            out = acoustic.synthesize(CALIBRATION_TEXT, speed=1.0, seed=0)
+            profile = VoiceProfile.from_audio(out.wav, out.sample_rate, adapter.mel)
+            self._source_profiles[name] = profile
+            logger.info("measured the source profile of %s (F0 median %.0f Hz)", name,
+                        profile.f0_median_hz)
+        return profile
 
     def synthesize(self, req: SynthesisRequest, progress: ProgressFn | None = None
                    ) -> SynthesisResult:
