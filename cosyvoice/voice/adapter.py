@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -59,6 +60,8 @@ from cosyvoice.voice.profile import FRAME_S, VoiceProfile
 
 logger = logging.getLogger(__name__)
 
+PSOLA_SEED = 20261202  # fixed: PSOLA is a deterministic transform of its input
+_PRAAT_RANDOM = threading.Lock()  # Praat's random generator is process-global
 _NATS_PER_DB = 1.0 / (20.0 * np.log10(np.e))  # log-mel is ln(magnitude)
 
 
@@ -183,12 +186,18 @@ class VoiceAdapter:
         """Praat *Change gender*: formant shift, new median, range factor, duration."""
         import parselmouth
         from parselmouth.praat import call
+        from parselmouth.praat import run as run_script
 
         new_median = float(np.median(f0[f0 > 0])) * plan.pitch_ratio
         snd = parselmouth.Sound(x.astype(np.float64), sampling_frequency=self.sample_rate)
-        out = call(snd, "Change gender", self.config.pitch_floor_hz,
-                   self.config.pitch_ceiling_hz, plan.formant_ratio, new_median,
-                   plan.range_factor, plan.duration_factor)
+        # Praat's overlap-add draws from its global random generator (two calls on the
+        # same input differ by up to 0.3 in amplitude), so seed it under a lock: the same
+        # input then always gives the same samples, which reproducible seeds rely on.
+        with _PRAAT_RANDOM:
+            run_script(f"random_initializeWithSeedUnsafelyButPredictably ({PSOLA_SEED})")
+            out = call(snd, "Change gender", self.config.pitch_floor_hz,
+                       self.config.pitch_ceiling_hz, plan.formant_ratio, new_median,
+                       plan.range_factor, plan.duration_factor)
         y = np.asarray(out.values[0], dtype=np.float32)
         if plan.duration_factor == 1.0:
             y = _fit_length(y, len(x))
