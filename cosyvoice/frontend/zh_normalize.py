@@ -325,7 +325,7 @@ def _t2s(text: str) -> str:
     return _OPENCC.convert(text)
 
 
-def _widths(text: str) -> str:
+def normalize_width(text: str) -> str:
     """Full-width → half-width (NFKC), but keep the CJK punctuation ，。、 etc. apart.
 
     Square/cube superscripts on units are spelled first (NFKC would turn m² into m2).
@@ -370,7 +370,7 @@ def normalize_zh(text: str) -> str:
     >>> normalize_zh("2026年12月2日10:05，气温-3℃，降水概率98%。")
     '二零二六年十二月二日十点零五分，气温负三摄氏度，降水概率百分之九十八。'
     """
-    text = _t2s(_widths(clean_text(text)))
+    text = _t2s(normalize_width(clean_text(text)))
     for pattern, repl in _RULES:
         text = pattern.sub(repl, text)
     return _punctuation(text)
