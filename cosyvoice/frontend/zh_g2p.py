@@ -399,7 +399,8 @@ def _group(words: list[_Word]) -> list[list[_Word]]:
     groups: list[list[_Word]] = []
     for w in (w for w in words if w.syls):
         size = sum(len(x.syls) for x in groups[-1]) if groups else 0
-        open_mono = bool(groups) and size == 1 and groups[-1][0].text not in _CLITICS
+        head = groups[-1][0].text if groups else ""
+        open_mono = size == 1 and len(head) == 1 and head not in _CLITICS
         if groups and w.text in _CLITICS:
             groups[-1].append(w)
         elif open_mono and size + len(w.syls) <= 3 and not w.pos.startswith("m"):
