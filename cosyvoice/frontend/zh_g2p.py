@@ -4,8 +4,8 @@ API::
 
     from cosyvoice.frontend.zh_g2p import zh_to_phones
     result = zh_to_phones("银行行长说，我们一起去。")
-    result.ids        # [1, 6, 118, 2, ...]  phone ids for FastSpeech2Mandarin.synthesize_ids
-    result.phones     # ["sil", "^", "in2", "#0", "h", "ang2", "#1", ...,"sil", "eos"]
+    result.ids        # [1, 6, 119, 2, 13, 44, ...]  ids for FastSpeech2Mandarin.synthesize_ids
+    result.phones     # ["sil", "^", "in2", "#0", "h", "ang2", "#0", ..., "sil", "eos"]
     result.syllables  # [Syllable(hanzi="银", pinyin="yin2", tone=2, start=1, end=3), ...]
     result.text       # the normalized text the phones were made from
 
