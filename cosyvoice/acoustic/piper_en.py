@@ -10,6 +10,7 @@ same samples. Without a seed the voice's trained noise scales are used.
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 import numpy as np
@@ -42,14 +43,30 @@ class PiperEnglish:
         self.sample_rate = int(voice.config.sample_rate)
 
     @classmethod
-    def load(cls, path: str | Path | None = None, device: str = "cpu") -> PiperEnglish:
+    def load(cls, path: str | Path | None = None, device: str = "cpu",
+             cache_dir: str | Path | None = None) -> PiperEnglish:
+        """Load the voice; with ``cache_dir``, keep onnxruntime's optimized graph there.
+
+        Optimizing the graph is most of a session's start (0.55 of 0.6 s here); a session
+        from the saved optimized graph starts in ~0.14 s, which keeps soft reloads quick.
+        The file is keyed by the model's size and mtime and onnxruntime's version, and
+        made only for CPU sessions (the optimized graph is specific to this hardware).
+        """
+        import json
+
+        from piper.config import PiperConfig
         from piper.voice import PiperVoice
 
         path = Path(path) if path else default_voice_path()
         if not path.exists():
             raise ModelError(f"Piper voice file not found: {path}")
+        cuda = device.startswith("cuda")
         try:
-            voice = PiperVoice.load(path, use_cuda=device.startswith("cuda"))
+            config = PiperConfig.from_dict(json.loads(Path(f"{path}.json").read_text("utf-8")))
+            providers = ([("CUDAExecutionProvider", {"cudnn_conv_algo_search": "HEURISTIC"})]
+                         if cuda else ["CPUExecutionProvider"])
+            session = _session(path, providers, None if cuda else cache_dir)
+            voice = PiperVoice(config=config, session=session)
         except Exception as e:  # onnxruntime raises its own types
             raise ModelError(f"could not load the Piper voice {path.name}: {e}") from e
         logger.info("loaded Piper voice %s (%d Hz) on %s", path.name,
@@ -78,3 +95,31 @@ class PiperEnglish:
         wav = np.concatenate(pieces) if pieces else np.zeros(0, np.float32)
         return AcousticOutput(wav=np.clip(wav, -1.0, 1.0), sample_rate=self.sample_rate,
                               phonemes=phonemes)
+
+
+def _session(path: Path, providers: list, cache_dir: str | Path | None):
+    """An onnxruntime session for ``path``, from a cached optimized graph when possible."""
+    import onnxruntime as ort
+
+    if cache_dir is None:
+        return ort.InferenceSession(str(path), ort.SessionOptions(), providers=providers)
+    st = path.stat()
+    cached = Path(cache_dir) / (
+        f"{path.stem}-{st.st_size}-{int(st.st_mtime)}-ort{ort.__version__}.onnx")
+    if cached.is_file():
+        opts = ort.SessionOptions()
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        try:
+            return ort.InferenceSession(str(cached), opts, providers=providers)
+        except Exception as e:  # a damaged cache file: rebuild it from the model
+            logger.warning("ignoring cached graph %s: %s", cached.name, e)
+            cached.unlink(missing_ok=True)
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+    opts = ort.SessionOptions()
+    opts.optimized_model_filepath = str(tmp)
+    opts.log_severity_level = 3  # the "hardware specific" notice is what we want here
+    session = ort.InferenceSession(str(path), opts, providers=providers)
+    if tmp.is_file():
+        tmp.replace(cached)  # atomic: a concurrent loader never reads a partial file
+    return session

@@ -123,8 +123,11 @@ class ModelManager:
             self._install(rec, instance, seconds, mem)
             return instance
 
-    def reload(self, name: str) -> dict[str, Any]:
-        """Build a fresh instance, then swap it in; on failure the old one keeps serving."""
+    def reload(self, name: str, free: bool = True) -> dict[str, Any]:
+        """Build a fresh instance, then swap it in; on failure the old one keeps serving.
+
+        ``free=False`` skips the collection afterwards (the caller frees once for many).
+        """
         rec = self._record(name)
         with rec.lock:
             try:
@@ -140,7 +143,7 @@ class ModelManager:
             old = rec.instance
             self._install(rec, instance, seconds, mem)
             del old
-        freed = resources.free_memory()
+        freed = resources.free_memory() if free else {}
         return {"name": name, "load_seconds": round(seconds, 3), **freed}
 
     def unload(self, name: str) -> dict[str, Any]:
@@ -179,7 +182,7 @@ class ModelManager:
 
         def one(name: str) -> str:
             try:
-                self.reload(name) if reload else self.load(name)
+                self.reload(name, free=False) if reload else self.load(name)
             except ModelError as e:
                 return str(e)
             return ModelState.READY.value
@@ -187,7 +190,10 @@ class ModelManager:
         if not names:
             return {}
         with ThreadPoolExecutor(len(names), thread_name_prefix="load") as pool:
-            return dict(zip(names, pool.map(one, names), strict=True))
+            out = dict(zip(names, pool.map(one, names), strict=True))
+        if reload:
+            resources.free_memory()  # once for all the replaced instances
+        return out
 
     def unload_idle(self, idle_s: float) -> list[dict[str, Any]]:
         """Unload READY models not used for ``idle_s`` seconds; they load again on use."""

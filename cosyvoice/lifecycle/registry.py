@@ -33,10 +33,14 @@ def _load_vad(device: str):
     return SileroVad.load()
 
 
-def _load_piper_en(device: str):
-    from cosyvoice.acoustic.piper_en import PiperEnglish
+def _piper_loader(settings: Settings):
+    def load(device: str):
+        from cosyvoice.acoustic.piper_en import PiperEnglish
 
-    return PiperEnglish.load(device=device)
+        # In models/, not cache/: a derived model file that a hard restart need not rebuild.
+        return PiperEnglish.load(device=device, cache_dir=settings.models_dir / "optimized")
+
+    return load
 
 
 def _warm_acoustic(model) -> None:
@@ -47,7 +51,7 @@ def default_specs(settings: Settings) -> list[ModelSpec]:
     """Every model, in load order. ``speaker_encoder`` is only needed for similarity."""
     return [
         ModelSpec("vocoder", _load_vocoder, "HiFi-GAN V1 universal (22.05 kHz)", _warm_vocoder),
-        ModelSpec("acoustic_en", _load_piper_en, "English Piper VITS en_US-joe-medium",
+        ModelSpec("acoustic_en", _piper_loader(settings), "English Piper VITS en_US-joe-medium",
                   _warm_acoustic),
         ModelSpec("vad", _load_vad, "Silero VAD (prompt validation)"),
         ModelSpec("speaker_encoder", _load_encoder, "GE2E speaker encoder (Resemblyzer)",

@@ -208,12 +208,18 @@ class SpectralConv:
         self.bins = self.n // 2 + 1
         self.out_ch = out_ch
         self.fwd, self.inv = self._dft_matrices()
-        taps = torch.zeros(out_ch, in_ch, self.n, dtype=torch.float64)
-        taps[:, :, : self.span: d] = w
-        spec = torch.fft.rfft(taps, dim=-1).conj().permute(2, 1, 0)  # (F, C, O)
-        re, im = spec.real, spec.imag
-        self.w_re = torch.cat([re, -im], 1).to(torch.float32).contiguous()  # (F, 2C, O)
-        self.w_im = torch.cat([im, re], 1).to(torch.float32).contiguous()  # (F, 2C, O)
+        # Conjugated kernel spectrum per bin, (F, C, O): Σ_j w_j·e^{+2πi·f·j·d/N}, as one
+        # small float64 product (F × k) @ (k × C·O) instead of an FFT of zero-padded taps.
+        ang = (2 * math.pi / self.n) * torch.outer(
+            torch.arange(self.bins, dtype=torch.float64),
+            torch.arange(k, dtype=torch.float64) * d)
+        wk = w.permute(2, 1, 0).reshape(k, in_ch * out_ch)
+        re = (torch.cos(ang) @ wk).view(self.bins, in_ch, out_ch)
+        im = (torch.sin(ang) @ wk).view(self.bins, in_ch, out_ch)
+        self.w_re = torch.empty(self.bins, 2 * in_ch, out_ch)  # (F, 2C, O): [Wr; -Wi]
+        self.w_im = torch.empty(self.bins, 2 * in_ch, out_ch)  # (F, 2C, O): [Wi; Wr]
+        self.w_re[:, :in_ch], self.w_re[:, in_ch:] = re, -im
+        self.w_im[:, :in_ch], self.w_im[:, in_ch:] = im, re
         self.dc_bias = conv.bias.detach().to(torch.float32) * self.n
 
     def _dft_matrices(self) -> tuple[torch.Tensor, torch.Tensor]:

@@ -60,9 +60,10 @@ class HifiGanVocoder:
         state = blob.get("generator", blob) if isinstance(blob, dict) else None
         if not isinstance(state, dict):
             raise ModelError(f"{checkpoint.name} is not a HiFi-GAN generator checkpoint")
-        gen = Generator(cfg)
+        with torch.device("meta"):  # no random init of weights about to be replaced
+            gen = Generator(cfg)
         try:
-            gen.load_state_dict(fold_weight_norm(state), strict=True)
+            gen.load_state_dict(fold_weight_norm(state), strict=True, assign=True)
         except RuntimeError as e:
             raise ModelError(f"{checkpoint.name} does not match the config: {e}") from e
         gen.eval().to(device)
