@@ -77,6 +77,17 @@ class Instance:
             time.sleep(0.1)
         raise SystemExit(f"no new ready process after {timeout} s")
 
+    def wait_settled(self, timeout: float = 120) -> None:
+        """Until every model is loaded (or failed): optional ones load in the background after
+        ready, and a soft reload timed during that would measure the contention."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            status, body = get_json(self.url + "/health/ready", timeout=5)
+            if status == 200 and all(m["state"] in ("READY", "FAILED") for m in body["models"]):
+                return
+            time.sleep(0.2)
+        raise SystemExit(f"models still loading after {timeout} s")
+
     def wait_lock_free(self) -> None:
         from cosyvoice.server.admin import restart_running
 
@@ -133,6 +144,7 @@ def bench_restarts(inst: Instance, k: int) -> bool:
     hard, soft = [], []
     for i in range(k):
         client = Client(inst.url, verbose=False)
+        inst.wait_settled()
         t0 = time.perf_counter()
         client.predict("", "en", api_name="/admin_reload")
         soft.append(time.perf_counter() - t0)
