@@ -44,3 +44,15 @@ class UploadTooLargeError(CosyVoiceError):
     """An upload is over the size limit."""
 
     http_status = 413
+
+
+class NotFoundError(CosyVoiceError):
+    """A named thing (saved voice, model) does not exist."""
+
+    http_status = 404
+
+
+class ConflictError(CosyVoiceError):
+    """The request clashes with what exists (a name already taken, a full store)."""
+
+    http_status = 409

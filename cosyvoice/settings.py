@@ -35,6 +35,8 @@ class Settings:
     cache_dir: Path = field(default=ROOT / "cache", metadata=_help("temporary files, uploads"))
     log_dir: Path = field(default=ROOT / "logs", metadata=_help("log files"))
     pidfile: Path = field(default=ROOT / "run" / "app.pid", metadata=_help("pidfile path"))
+    voices_dir: Path = field(default=ROOT / "models" / "voices", metadata=_help(
+        "saved voices (one folder each: profile.json + prompt.wav)"))
 
     max_text_chars: int = field(default=1000, metadata=_help("longest text accepted"))
     max_upload_mb: float = field(default=20.0, metadata=_help("largest prompt upload (MB)"))
@@ -43,6 +45,7 @@ class Settings:
     prompt_min_sr: int = field(default=16000, metadata=_help("lowest prompt sample rate (Hz)"))
     embedding_cache_size: int = field(default=64, metadata=_help("speaker embeddings kept (LRU)"))
     profile_cache_size: int = field(default=64, metadata=_help("voice profiles kept (LRU)"))
+    max_saved_voices: int = field(default=100, metadata=_help("most saved voices kept"))
     torch_threads: int = field(default=0, metadata=_help("torch intra-op threads (0 = all cores)"))
 
     concurrency: int = field(default=2, metadata=_help("syntheses running at once"))
