@@ -31,6 +31,7 @@ from cosyvoice.lifecycle.oom import call_with_oom_retry
 from cosyvoice.settings import Settings
 from cosyvoice.speaker.cache import LruCache
 from cosyvoice.speaker.validation import PromptAudio, PromptLimits, validate_prompt
+from cosyvoice.voice.store import VoiceStore
 
 logger = logging.getLogger(__name__)
 
@@ -111,6 +112,7 @@ class Synthesizer:
         self.limits = PromptLimits.from_settings(settings)
         self._profiles = LruCache(settings.profile_cache_size)
         self._source_profiles: dict[str, object] = {}  # acoustic model name → profile
+        self.voices = VoiceStore.for_settings(settings, reserved=tuple(PRESET_VOICES))
 
     @property
     def sample_rate(self) -> int:
@@ -126,9 +128,10 @@ class Synthesizer:
         _check_range("similarity strength", req.strength, STRENGTH_RANGE)
         if req.seed is not None and not (0 <= int(req.seed) <= SEED_MAX):
             raise TextError(f"seed must be between 0 and {SEED_MAX}, or empty for random")
-        if req.mode == "preset" and req.voice not in PRESET_VOICES:
+        if (req.mode == "preset" and req.voice not in PRESET_VOICES
+                and self.voices.find(req.voice) is None):
             raise TextError(f"unknown voice {req.voice!r}; available: "
-                            f"{', '.join(PRESET_VOICES)}")
+                            f"{', '.join([*PRESET_VOICES, *self.voices.names()])}")
         if req.mode == "clone" and not req.prompt_path:
             raise PromptError("3-second cloning needs a prompt recording: upload or record "
                               "3–30 s of clear speech")
@@ -152,7 +155,13 @@ class Synthesizer:
         if req.mode == "clone":
             prompt, profile = self._prompt_profile(Path(req.prompt_path))
             notes.extend(prompt.notes)
+        elif req.voice not in PRESET_VOICES:  # a saved voice: clone from its stored profile
+            profile = self.voices.get(req.voice).profile
         return _Plan(sentences, prompt, profile, notes)
+
+    def prompt_profile(self, path: Path) -> tuple[PromptAudio, object]:
+        """Validate a prompt and measure its voice profile, as clone mode does (to save it)."""
+        return self._prompt_profile(Path(path))
 
     def _prompt_profile(self, path: Path) -> tuple[PromptAudio, object]:
         from cosyvoice.voice.profile import VoiceProfile

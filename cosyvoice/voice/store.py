@@ -1,0 +1,283 @@
+"""Saved voices: the voice profile of a cloning prompt kept under a name.
+
+Layout, one folder per voice under ``settings.voices_dir`` (``models/voices/``)::
+
+    voices/
+      .lock                    flock(2) held by every change (the app and the CLI share it)
+      my-voice-3f2a1c0d/
+        profile.json           {"name", "created", "transcript", "prompt": {...},
+                                "profile": VoiceProfile.to_dict()}
+        prompt.wav             the validated prompt: trimmed, peak-normalized, 16-bit mono
+
+A voice is written into a hidden ``.tmp-*`` folder and renamed into place, so a reader or
+a crash never sees half a voice; a delete renames the folder away before removing it.
+Folder names are derived from the name (safe characters plus a hash), but the name in
+``profile.json`` is what counts: lookups read it, case-insensitively.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import re
+import shutil
+import tempfile
+import time
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from cosyvoice.audio.io import write_wav_atomic
+from cosyvoice.errors import ConflictError, NotFoundError, TextError
+from cosyvoice.voice.profile import VoiceProfile
+
+logger = logging.getLogger(__name__)
+
+NAME_MAX = 40
+TRANSCRIPT_MAX = 500
+PROFILE_FILE = "profile.json"
+PROMPT_FILE = "prompt.wav"
+# Letters and digits of any script, then also space, '-', '_', '.'; first character a
+# letter or digit, so no name can be '.', '..' or hidden; '/' and '\\' can never occur.
+_NAME_RE = re.compile(r"[^\W_][\w .-]*")
+
+
+class VoiceNameError(TextError):
+    """A voice name that cannot be used (empty, too long, odd characters, reserved)."""
+
+
+@dataclass
+class SavedVoice:
+    """One saved voice as listed: its name, folder, and what was measured."""
+
+    name: str
+    path: Path
+    created: float
+    transcript: str
+    prompt: dict[str, Any]
+    profile: VoiceProfile
+
+    @property
+    def prompt_path(self) -> Path:
+        return self.path / PROMPT_FILE
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-friendly description (no mel statistics)."""
+        p = self.profile
+        return {"name": self.name, "kind": "saved", "created": round(self.created, 3),
+                "transcript": self.transcript, "prompt_seconds": self.prompt.get("seconds"),
+                "f0_median_hz": _finite(p.f0_median_hz, 1),
+                "f0_range_st": _finite(p.f0_range_st, 2),
+                "formants_hz": [_finite(f, 1) for f in p.formants_hz]}
+
+
+def check_name(name: object, reserved: tuple[str, ...] = ()) -> str:
+    """The name, NFC-normalized and stripped; raises :class:`VoiceNameError` if unusable."""
+    if not isinstance(name, str):
+        raise VoiceNameError("a voice name must be text")
+    clean = unicodedata.normalize("NFC", name).strip()
+    if not clean:
+        raise VoiceNameError("give the voice a name (1–40 letters, digits, spaces, - _ .)")
+    if len(clean) > NAME_MAX:
+        raise VoiceNameError(f"the voice name is {len(clean)} characters; use at most "
+                             f"{NAME_MAX}")
+    if not _NAME_RE.fullmatch(clean):
+        raise VoiceNameError(f"the voice name {clean!r} has characters that are not allowed: "
+                             "use letters, digits, spaces, '-', '_' and '.', starting with a "
+                             "letter or digit")
+    if clean.casefold() in {r.casefold() for r in reserved}:
+        raise VoiceNameError(f"{clean!r} is a built-in voice; choose another name")
+    return clean
+
+
+def slug(name: str) -> str:
+    """Folder name for ``name``: lowercase ASCII of it plus 8 hex digits of its hash."""
+    ascii_part = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    ascii_part = re.sub(r"[^a-z0-9]+", "-", ascii_part.lower()).strip("-")[:24] or "voice"
+    digest = hashlib.sha1(name.casefold().encode()).hexdigest()[:8]
+    return f"{ascii_part}-{digest}"
+
+
+class VoiceStore:
+    """Save, list, rename and delete voices in one folder; safe across processes."""
+
+    def __init__(self, root: str | os.PathLike, max_voices: int = 100,
+                 reserved: tuple[str, ...] = ()) -> None:
+        self.root = Path(root)
+        self.max_voices = max(1, int(max_voices))
+        self.reserved = tuple(reserved)
+
+    @classmethod
+    def for_settings(cls, settings: Any, reserved: tuple[str, ...] = ()) -> VoiceStore:
+        return cls(settings.voices_dir, settings.max_saved_voices, reserved)
+
+    # ---- reading ----------------------------------------------------------------------
+    def list(self) -> list[SavedVoice]:
+        """Every readable voice, sorted by name; broken folders are logged and skipped."""
+        voices = []
+        for d in sorted(self.root.iterdir()) if self.root.is_dir() else []:
+            if d.name.startswith(".") or not d.is_dir():
+                continue
+            try:
+                voices.append(_read(d))
+            except (OSError, ValueError, KeyError, TypeError) as e:
+                logger.warning("skipping unreadable saved voice %s: %s", d, e)
+        return sorted(voices, key=lambda v: v.name.casefold())
+
+    def names(self) -> list[str]:
+        return [v.name for v in self.list()]
+
+    def find(self, name: str) -> SavedVoice | None:
+        """The voice called ``name`` (any case), or None; never raises for odd names."""
+        if not isinstance(name, str) or not name.strip():
+            return None
+        key = unicodedata.normalize("NFC", name).strip().casefold()
+        direct = self.root / slug(unicodedata.normalize("NFC", name).strip())
+        if direct.is_dir():
+            with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+                voice = _read(direct)
+                if voice.name.casefold() == key:
+                    return voice
+        return next((v for v in self.list() if v.name.casefold() == key), None)
+
+    def get(self, name: str) -> SavedVoice:
+        voice = self.find(name)
+        if voice is None:
+            raise NotFoundError(f"no saved voice is called {name!r}; saved voices: "
+                                f"{', '.join(self.names()) or 'none yet'}")
+        return voice
+
+    # ---- changing ---------------------------------------------------------------------
+    def save(self, name: str, wav: np.ndarray, sr: int, profile: VoiceProfile,
+             transcript: str = "", notes: list[str] | None = None) -> SavedVoice:
+        """Store a validated prompt ``(T,)`` at ``sr`` and its profile under ``name``."""
+        name = check_name(name, self.reserved)
+        transcript = _check_transcript(transcript)
+        meta = {"name": name, "created": time.time(), "transcript": transcript,
+                "prompt": {"file": PROMPT_FILE, "sample_rate": int(sr),
+                           "seconds": round(len(wav) / sr, 3), "notes": list(notes or [])},
+                "profile": profile.to_dict()}
+        with self._locked():
+            if self.find(name) is not None:
+                raise ConflictError(f"a voice called {name!r} is already saved; pick another "
+                                    "name or delete that one first")
+            count = len(self.list())
+            if count >= self.max_voices:
+                raise ConflictError(f"{count} voices are saved, the most allowed "
+                                    f"(--max-saved-voices {self.max_voices}); delete one "
+                                    "first")
+            target = self.root / slug(name)
+            if target.exists():  # an unreadable leftover under this name's folder
+                shutil.rmtree(target)
+            tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=self.root))
+            try:
+                write_wav_atomic(tmp / PROMPT_FILE, wav, sr)
+                _write_json(tmp / PROFILE_FILE, meta)
+                os.rename(tmp, target)
+            except BaseException:
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise
+        logger.info("saved voice %r (%.1f s prompt)", name, len(wav) / sr)
+        return self.get(name)
+
+    def rename(self, old: str, new: str) -> SavedVoice:
+        new = check_name(new, self.reserved)
+        with self._locked():
+            voice = self.get(old)
+            clash = self.find(new)
+            if clash is not None and clash.path != voice.path:
+                raise ConflictError(f"a voice called {new!r} is already saved")
+            meta = json.loads((voice.path / PROFILE_FILE).read_text(encoding="utf-8"))
+            meta["name"] = new
+            _write_json(voice.path / PROFILE_FILE, meta)
+            target = self.root / slug(new)
+            if target != voice.path:
+                os.rename(voice.path, target)
+        logger.info("renamed saved voice %r → %r", voice.name, new)
+        return self.get(new)
+
+    def delete(self, name: str) -> str:
+        """Remove the voice; returns the name it had."""
+        with self._locked():
+            voice = self.get(name)
+            trash = self.root / f".trash-{voice.path.name}-{os.getpid()}"
+            os.rename(voice.path, trash)
+            shutil.rmtree(trash, ignore_errors=True)
+        logger.info("deleted saved voice %r", voice.name)
+        return voice.name
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Exclusive lock on ``.lock``; also sweeps leftovers of interrupted changes."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            for stale in self.root.glob(".t*-*"):
+                if stale.is_dir() and stale.name.startswith((".tmp-", ".trash-")):
+                    shutil.rmtree(stale, ignore_errors=True)
+            yield
+        finally:
+            os.close(fd)
+
+
+def _read(folder: Path) -> SavedVoice:
+    meta = json.loads((folder / PROFILE_FILE).read_text(encoding="utf-8"))
+    if not (folder / PROMPT_FILE).is_file():
+        raise ValueError("prompt.wav is missing")
+    return SavedVoice(name=str(meta["name"]), path=folder, created=float(meta["created"]),
+                      transcript=str(meta.get("transcript", "")), prompt=dict(meta["prompt"]),
+                      profile=VoiceProfile.from_dict(meta["profile"]))
+
+
+def _finite(x: float, digits: int) -> float | None:
+    return round(float(x), digits) if np.isfinite(x) else None
+
+
+def save_from_prompt(store: VoiceStore, synth: Any, name: str, prompt_path: str | os.PathLike,
+                     transcript: str = "") -> SavedVoice:
+    """Validate the recording at ``prompt_path``, measure it with ``synth`` (a
+    :class:`~cosyvoice.pipeline.Synthesizer`, the same analysis clone mode uses) and save.
+
+    The cheap checks (name, transcript, a free name, room in the store) run first.
+    """
+    name = check_name(name, store.reserved)
+    _check_transcript(transcript)
+    if store.find(name) is not None:
+        raise ConflictError(f"a voice called {name!r} is already saved; pick another name "
+                            "or delete that one first")
+    if len(store.list()) >= store.max_voices:
+        raise ConflictError(f"the most saved voices ({store.max_voices}) are stored; delete "
+                            "one first")
+    prompt, profile = synth.prompt_profile(Path(prompt_path))
+    return store.save(name, prompt.wav, prompt.sr, profile, transcript, prompt.notes)
+
+
+def _check_transcript(text: object) -> str:
+    text = "" if text is None else str(text).strip()
+    if len(text) > TRANSCRIPT_MAX:
+        raise TextError(f"the transcript is {len(text)} characters; use at most "
+                        f"{TRANSCRIPT_MAX}")
+    return text
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    """Write to a temp file in the same folder, fsync, rename over ``path``."""
+    fd, tmp = tempfile.mkstemp(prefix=".partial-", suffix=".json", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f, ensure_ascii=False, indent=1)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
