@@ -54,6 +54,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if settings.torch_threads > 0:
         torch.set_num_threads(settings.torch_threads)
+    if settings.malloc_arenas > 0:  # see cosyvoice.lifecycle.resources: RSS steps
+        from cosyvoice.lifecycle.resources import limit_malloc_arenas
+
+        limit_malloc_arenas(settings.malloc_arenas)
     pidfile = PidFile(settings.pidfile)
     if not pidfile.acquire():
         logger.error("another instance holds %s (pid %s); stop it first", settings.pidfile,

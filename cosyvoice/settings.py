@@ -47,6 +47,8 @@ class Settings:
     profile_cache_size: int = field(default=64, metadata=_help("voice profiles kept (LRU)"))
     max_saved_voices: int = field(default=100, metadata=_help("most saved voices kept"))
     torch_threads: int = field(default=0, metadata=_help("torch intra-op threads (0 = all cores)"))
+    malloc_arenas: int = field(default=2, metadata=_help(
+        "glibc malloc arenas (0 = glibc default); few arenas keep RSS flat across threads"))
 
     concurrency: int = field(default=2, metadata=_help("syntheses running at once"))
     queue_size: int = field(default=8, metadata=_help("requests waiting before 'busy'"))

@@ -24,6 +24,7 @@ from types import FrameType
 from typing import Any
 
 from cosyvoice.errors import BusyError, CosyVoiceError, ModelError
+from cosyvoice.lifecycle import resources
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +76,7 @@ class RequestTracker:
         self._outcomes: dict[tuple[str, str], int] = {}
         self._latency: dict[str, LatencyHistogram] = {}
         self._recent: deque[float] = deque(maxlen=recent)
+        self.trim_after_requests = True  # malloc_trim when the last request ends
 
     @contextmanager
     def track(self, mode: str) -> Iterator[None]:
@@ -98,7 +100,10 @@ class RequestTracker:
             with self._cond:
                 self._in_flight -= 1
                 self._finish(mode, outcome, time.perf_counter() - t0)
+                idle = self._in_flight == 0
                 self._cond.notify_all()
+            if idle and self.trim_after_requests:
+                resources.trim_heap()  # ~ms; only when no other request is running
 
     def _finish(self, mode: str, outcome: str, seconds: float | None) -> None:
         key = (mode, outcome)

@@ -132,3 +132,38 @@ def model_bytes(instance: Any, before: dict[str, int], after: dict[str, int]) ->
         return tensors
     growth = max(after["cuda_allocated"] - before["cuda_allocated"], 0)
     return growth or max(after["rss"] - before["rss"], 0)
+
+
+# ---- glibc allocator ----------------------------------------------------------------
+# Each thread that mallocs gets its own glibc arena (up to 8 per core), and freed memory
+# stays in the arena: a server whose worker threads take turns grows its RSS in steps
+# (measured here: +116 MB over 300 cloning requests, flat between steps) without any
+# leak. Capping the arenas and trimming after each request returns that memory.
+_M_ARENA_MAX = -8  # mallopt parameter number (malloc.h)
+_libc = None
+
+
+def _glibc():
+    global _libc
+    if _libc is None:
+        import ctypes
+        import ctypes.util
+
+        try:
+            lib = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+            _libc = lib if hasattr(lib, "malloc_trim") and hasattr(lib, "mallopt") else False
+        except OSError:  # not glibc (musl, macOS): nothing to tune
+            _libc = False
+    return _libc or None
+
+
+def limit_malloc_arenas(count: int) -> bool:
+    """Cap glibc's malloc arenas (like ``MALLOC_ARENA_MAX``); False where not glibc."""
+    lib = _glibc()
+    return bool(lib and count > 0 and lib.mallopt(_M_ARENA_MAX, int(count)) == 1)
+
+
+def trim_heap() -> bool:
+    """Give free heap memory back to the OS (``malloc_trim(0)``); False where not glibc."""
+    lib = _glibc()
+    return bool(lib and lib.malloc_trim(0))
