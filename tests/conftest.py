@@ -79,6 +79,7 @@ def start_app(workdir: Path, *extra: str, timeout: float = 240.0) -> RunningApp:
     args = [sys.executable, str(ROOT / "app.py"), "--host", "127.0.0.1", "--port", str(port),
             "--outputs-dir", str(workdir / "outputs"), "--cache-dir", str(workdir / "cache"),
             "--log-dir", str(workdir / "logs"), "--pidfile", str(workdir / "run" / "app.pid"),
+            "--voices-dir", str(workdir / "voices"),
             *extra]
     log = open(workdir / "app.stdout.log", "ab")
     proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
