@@ -1,9 +1,10 @@
 """The Synthesizer: text + mode + prompt → a stream of audio chunks, one per sentence.
 
-Data flows one way: request → text checks and normalization → acoustic backend → (voice
-adapter + HiFi-GAN when cloning) → chunks. Every model is reached through the
-:class:`~cosyvoice.lifecycle.manager.ModelManager`; nothing here outlives a request but
-the bounded voice-profile cache.
+Data flows one way: request → text checks, language runs and normalization → one acoustic
+backend per run (Piper for English, FastSpeech2 + HiFi-GAN for Mandarin) → (voice adapter +
+HiFi-GAN when cloning or when a sentence mixes backends) → chunks. Every model is reached
+through the :class:`~cosyvoice.lifecycle.manager.ModelManager`; nothing here outlives a
+request but the bounded voice-profile cache.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import numpy as np
 from cosyvoice.audio.io import resample, write_wav_atomic
 from cosyvoice.errors import PromptError, TextError
 from cosyvoice.frontend.en_normalize import normalize_en
+from cosyvoice.frontend.mixed import Run, split_mixed
 from cosyvoice.frontend.sentences import split_sentences
 from cosyvoice.frontend.text_checks import check_script, check_text
 from cosyvoice.lifecycle.drain import RequestTracker
@@ -36,7 +38,13 @@ from cosyvoice.voice.store import VoiceStore
 logger = logging.getLogger(__name__)
 
 MODES = ("preset", "clone")
-PRESET_VOICES = {"joe": ("acoustic_en", "English · male (Piper en_US-joe-medium)")}
+PRESET_VOICES = {
+    "joe": ("acoustic_en", "English · male (Piper en_US-joe-medium)"),
+    "baker": ("acoustic_zh", "Mandarin · female (Baker FastSpeech2, non-commercial)"),
+}
+BACKENDS = {"en": "acoustic_en", "zh": "acoustic_zh"}  # run language → acoustic model
+RUN_PAUSE_S = 0.1  # between language runs inside a sentence
+RUN_EDGE_S = 0.03  # silence kept at a run's joined edges
 SPEED_RANGE = (0.5, 2.0)
 STRENGTH_RANGE = (0.0, 1.0)
 SEED_MAX = 2**31 - 1
@@ -46,6 +54,11 @@ SEED_MAX = 2**31 - 1
 CALIBRATION_TEXT = ("The birch canoe slid on the smooth planks. Glue the sheet to the dark "
                     "blue background. It is easy to tell the depth of a well. These days a "
                     "chicken leg is a rare dish. Rice is often served in round bowls.")
+CALIBRATION_TEXTS = {
+    "acoustic_en": CALIBRATION_TEXT,
+    "acoustic_zh": ("今天早上天气很好，我们一起去公园散步。他每天都坐公共汽车去上班。"
+                    "这本书讲的是一个关于友谊的故事。请把桌子上的杯子递给我。"),
+}
 
 ProgressFn = Callable[[float, str], None]
 
@@ -94,8 +107,16 @@ class SynthesisResult:
 
 
 @dataclass
+class _Sentence:
+    """A sentence as typed (for the chunk) and its normalized language runs."""
+
+    text: str
+    runs: list[Run]
+
+
+@dataclass
 class _Plan:
-    sentences: list[str]
+    sentences: list[_Sentence]
     prompt: PromptAudio | None
     target_profile: object | None
     notes: list[str]
@@ -136,16 +157,24 @@ class Synthesizer:
             raise PromptError("3-second cloning needs a prompt recording: upload or record "
                               "3–30 s of clear speech")
 
-    def _sentences(self, text: str) -> list[str]:
+    def _sentences(self, text: str) -> list[_Sentence]:
+        """Sentences with their language runs: English text as before; Chinese and mixed
+        text split into zh/en runs (digits and units by their neighbours)."""
         text = check_text(text, self.settings.max_text_chars)
-        if check_script(text) != "en":
-            raise TextError("Chinese text is not supported by this build yet (the Mandarin "
-                            "voice is in progress); please type English text")
-        pieces = [normalize_en(s) for s in split_sentences(text)]
-        pieces = [p for p in pieces if re.search(r"\w", p)]
-        if not pieces:
+        script = check_script(text)
+        main = main_language(text)
+        out = []
+        for s in split_sentences(text):
+            if script == "en":
+                runs = [Run("en", normalize_en(s))]
+            else:
+                runs = split_mixed(s, normalize=True, default=main)
+            runs = [r for r in runs if re.search(r"\w", r.text)]
+            if runs:
+                out.append(_Sentence(s, runs))
+        if not out:
             raise TextError("The text has no speakable words (only symbols or punctuation)")
-        return pieces
+        return out
 
     def _plan(self, req: SynthesisRequest) -> _Plan:
         self.check(req)
@@ -183,21 +212,46 @@ class Synthesizer:
             yield from self._render(req, plan)
 
     def _render(self, req: SynthesisRequest, plan: _Plan) -> Iterator[AudioChunk]:
-        name = (PRESET_VOICES.get(req.voice, ("acoustic_en",))[0]
-                if req.mode == "preset" else "acoustic_en")
-        acoustic = self.manager.get(name)
+        """One chunk per sentence; each language run spoken by its backend.
+
+        Clone mode: every run is moved by the adapter from its backend's profile toward the
+        prompt's. Preset mode: runs in the voice's own language come straight from its
+        backend; a run in another language (Piper inside a Baker sentence, Baker inside a
+        Joe sentence) is moved toward the preset voice's profile, and so is every run of a
+        sentence that mixes backends, so that the sentence sounds like one speaker.
+        """
         sr_out = self.sample_rate
         total = len(plan.sentences)
-        adapter = source = None
-        if plan.target_profile is not None:
-            adapter = self._adapter()
-            source = self._source_profile(name, acoustic, adapter)
+        voice = PRESET_VOICES[req.voice][0] if req.mode == "preset" else None
+        adapter = self._adapter()
         for i, sentence in enumerate(plan.sentences):
-            out = acoustic.synthesize(sentence, speed=req.speed, seed=_sentence_seed(req, i))
-            wav, sr = out.wav, out.sample_rate
-            if adapter is not None:
-                wav, sr = adapter.adapt(wav, sr, source, plan.target_profile, req.strength)
-            yield AudioChunk(i, total, sentence, resample(wav, sr, sr_out), sr_out)
+            names = [BACKENDS[r.lang] for r in sentence.runs]
+            pieces = []
+            for run, name in zip(sentence.runs, names, strict=True):
+                wav, sr = self._speak(name, run.text, req.speed, _sentence_seed(req, i))
+                if plan.target_profile is not None:
+                    target, strength = plan.target_profile, req.strength
+                elif voice is not None and (name != voice or len(set(names)) > 1):
+                    target, strength = self._source_profile(voice, adapter), 1.0
+                else:
+                    target = None
+                if target is not None:
+                    source = self._source_profile(name, adapter)
+                    wav, sr = adapter.adapt(wav, sr, source, target, strength)
+                pieces.append(resample(wav, sr, sr_out))
+            wav = join_runs(pieces, sr_out) if len(pieces) > 1 else pieces[0]
+            yield AudioChunk(i, total, sentence.text, wav, sr_out)
+
+    def _speak(self, name: str, text: str, speed: float, seed: int | None
+               ) -> tuple[np.ndarray, int]:
+        """One run through backend ``name``; Mandarin renders through the serving vocoder."""
+        acoustic = self.manager.get(name)
+        if getattr(acoustic, "language", "") == "zh":
+            out = acoustic.synthesize(text, speed=speed, seed=seed,
+                                      vocoder=self.manager.get("vocoder"))
+        else:
+            out = acoustic.synthesize(text, speed=speed, seed=seed)
+        return out.wav, out.sample_rate
 
     def _adapter(self):
         """A VoiceAdapter for this request, bound to the vocoder that serves now.
@@ -211,14 +265,14 @@ class Synthesizer:
         vocoder = self.manager.get("vocoder")
         return VoiceAdapter(vocoder, MelAnalyzer(vocoder.mel_config, device=vocoder.device))
 
-    def _source_profile(self, name: str, acoustic, adapter):
-        """The profile of preset voice ``name``, measured once on CALIBRATION_TEXT."""
+    def _source_profile(self, name: str, adapter):
+        """The profile of backend ``name``, measured once on its CALIBRATION_TEXTS passage."""
         from cosyvoice.voice.profile import VoiceProfile
 
         profile = self._source_profiles.get(name)
         if profile is None:
-            out = acoustic.synthesize(CALIBRATION_TEXT, speed=1.0, seed=0)
-            profile = VoiceProfile.from_audio(out.wav, out.sample_rate, adapter.mel)
+            wav, sr = self._speak(name, CALIBRATION_TEXTS[name], 1.0, 0)
+            profile = VoiceProfile.from_audio(wav, sr, adapter.mel)
             self._source_profiles[name] = profile
             logger.info("measured the source profile of %s (F0 median %.0f Hz)", name,
                         profile.f0_median_hz)
@@ -272,6 +326,36 @@ def join_chunks(pieces: list[np.ndarray], sr: int, pause_s: float = 0.12) -> np.
             out.append(gap)
         out.append(p.astype(np.float32, copy=False))
     return np.concatenate(out)
+
+
+def join_runs(pieces: list[np.ndarray], sr: int, pause_s: float = RUN_PAUSE_S,
+              edge_s: float = RUN_EDGE_S) -> np.ndarray:
+    """Join the language runs of one sentence: each run's silent edges are cut to
+    ``edge_s`` and a ``pause_s`` silence goes between runs (a short phrase break)."""
+    trimmed = [_trim_edges(p, sr, edge_s) for p in pieces]
+    return join_chunks([t for t in trimmed if len(t)], sr, pause_s)
+
+
+def _trim_edges(wav: np.ndarray, sr: int, keep_s: float, floor_db: float = -40.0
+                ) -> np.ndarray:
+    """Cut leading/trailing audio quieter than ``floor_db`` below the peak (10 ms frames)."""
+    hop = max(1, int(0.01 * sr))
+    n = len(wav) // hop
+    if n == 0:
+        return wav
+    rms = np.sqrt(np.mean(wav[: n * hop].reshape(n, hop) ** 2, axis=1) + 1e-12)
+    loud = np.flatnonzero(20 * np.log10(rms / max(float(rms.max()), 1e-9)) > floor_db)
+    if not len(loud):
+        return wav
+    keep = int(keep_s * sr)
+    return wav[max(0, loud[0] * hop - keep): min(len(wav), (loud[-1] + 1) * hop + keep)]
+
+
+def main_language(text: str) -> str:
+    """"zh" when the text has at least as many hanzi as Latin words, else "en"."""
+    hanzi = len(re.findall(r"[\u3400-\u4dbf\u4e00-\u9fff]", text))
+    words = len(re.findall(r"[A-Za-z]+", text))
+    return "zh" if hanzi and hanzi >= words else "en"
 
 
 def _sentence_seed(req: SynthesisRequest, index: int) -> int | None:

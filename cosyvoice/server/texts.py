@@ -10,11 +10,12 @@ TEXTS: dict[str, tuple[str, str]] = {
         "# CosyVoice WebUI\n离线语音克隆文本转语音工作室",
     ),
     "limits": (
-        "This offline engine speaks **English** with one bundled neural voice. Cloning "
-        "moves that voice toward your prompt's pitch, timbre and formants: it approximates "
-        "a voice, it does not reproduce it exactly.",
-        "离线引擎目前用内置神经音色朗读**英文**。复刻会把音色的音高、音色和共振峰向你的参考录音靠拢："
-        "它是近似，而非完全复制。",
+        "This offline engine speaks **Mandarin Chinese** (a female Baker voice, "
+        "non-commercial licence) and **English** (a male Piper voice), also mixed in one "
+        "sentence. Cloning moves the voice toward your prompt's pitch, timbre and formants: "
+        "it approximates a voice, it does not reproduce it exactly.",
+        "离线引擎可朗读**普通话**（女声，Baker 语料，仅限非商业用途）和**英文**（男声，Piper），"
+        "也支持中英混合。复刻会把音色的音高、音色和共振峰向你的参考录音靠拢：它是近似，而非完全复制。",
     ),
     "ui_lang": ("Interface language", "界面语言"),
     "mode": ("Mode", "推理模式"),
@@ -30,7 +31,8 @@ TEXTS: dict[str, tuple[str, str]] = {
         "第一步：上传或录制3–30秒清晰的单人语音。第二步：输入合成文本。第三步：点击生成音频。",
     ),
     "text": ("Text to synthesize", "输入合成文本"),
-    "text_ph": ("Type English text here…", "在此输入英文文本……"),
+    "text_ph": ("Type Chinese or English text here, e.g. 今天天气很好。 or Hello!",
+                "在此输入中文或英文文本，例如：今天天气很好。"),
     "voice": ("Preset voice", "选择预训练音色"),
     "prompt": ("Prompt recording (3–30 s)", "参考音频（3–30秒）"),
     "prompt_text": ("Prompt transcript (optional)", "参考音频文本（可选）"),
