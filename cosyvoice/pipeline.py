@@ -222,7 +222,8 @@ class Synthesizer:
         """
         sr_out = self.sample_rate
         total = len(plan.sentences)
-        voice = PRESET_VOICES[req.voice][0] if req.mode == "preset" else None
+        # A saved voice (not in PRESET_VOICES) carries its own target profile.
+        voice = PRESET_VOICES.get(req.voice, (None,))[0] if req.mode == "preset" else None
         adapter = self._adapter()
         for i, sentence in enumerate(plan.sentences):
             names = [BACKENDS[r.lang] for r in sentence.runs]
