@@ -47,12 +47,38 @@ OPENAI_VOICES = ("alloy", "ash", "ballad", "coral", "echo", "fable", "nova", "on
                  "shimmer", "verse")
 
 
+class ErrorDetail(BaseModel):
+    message: str = Field(description="what is wrong and what to do")
+    type: str = Field(description="error class, e.g. TextError, QueueFullError")
+    code: int = Field(description="the HTTP status")
+
+
+class ErrorBody(BaseModel):
+    """Every 4xx/5xx answer of this API (OpenAI's error shape)."""
+
+    error: ErrorDetail
+
+
+_ERROR_TEXT = {
+    400: "bad request", 403: "the admin token is missing or wrong",
+    404: "no such voice or model", 409: "name taken, or the voice store is full",
+    413: "upload over --max-upload-mb", 422: "an invalid field (the message names it)",
+    429: "busy: every slot and queue place taken; retry after Retry-After seconds",
+    503: "draining, or a model is unavailable; retry after Retry-After seconds",
+}
+
+
+def error_responses(*codes: int) -> dict[int | str, dict]:
+    """OpenAPI ``responses`` for the error statuses a route can answer."""
+    return {c: {"model": ErrorBody, "description": _ERROR_TEXT[c]} for c in codes}
+
+
 class TtsBody(BaseModel):
     """Fields of ``POST /api/v1/tts`` (JSON body, or multipart form fields + ``prompt`` file)."""
 
     text: str = Field(description="text to speak (limit: settings max_text_chars)")
     mode: Literal["preset", "clone"] = "preset"
-    voice: str = Field("joe", description="preset voice name")
+    voice: str = Field("joe", description="preset mode: a bundled or saved voice name")
     prompt_text: str = Field("", max_length=500, description="prompt transcript (optional)")
     speed: float = Field(1.0, ge=0.5, le=2.0)
     seed: int | None = Field(None, ge=0, le=SEED_MAX)
@@ -111,21 +137,21 @@ class Api:
                 raise TextError("body must be JSON, or multipart/form-data with a "
                                 "'prompt' file") from e
             return _validate(TtsBody, data), None
-        self._check_length(request)
+        self.check_length(request)
         form = await request.form(max_files=1, max_fields=20, max_part_size=self.max_upload)
         fields = {k: v for k, v in form.items() if not isinstance(v, UploadFile)}
         upload = form.get("prompt")
         body = _validate(TtsBody, fields)
-        prompt = await self._save_upload(upload) if isinstance(upload, UploadFile) else None
+        prompt = await self.save_upload(upload) if isinstance(upload, UploadFile) else None
         return body, prompt
 
-    def _check_length(self, request: Request) -> None:
+    def check_length(self, request: Request) -> None:
         length = request.headers.get("content-length")
         if length and length.isdigit() and int(length) > self.max_upload + 64 * 1024:
             raise UploadTooLargeError(f"upload is {int(length) / 2**20:.1f} MB; the limit is "
                                       f"{self.max_upload / 2**20:.0f} MB")
 
-    async def _save_upload(self, upload: UploadFile) -> Path:
+    async def save_upload(self, upload: UploadFile) -> Path:
         cache = Path(self.synth.settings.cache_dir) / "uploads"
         cache.mkdir(parents=True, exist_ok=True)
         suffix = Path(os.path.basename(upload.filename or "prompt")).suffix[:8] or ".bin"
@@ -198,11 +224,26 @@ def _request(body: TtsBody, prompt: Path | None) -> SynthesisRequest:
                             strength=body.strength)
 
 
+def _speech_voice(synth: Synthesizer, name: str) -> str:
+    """Our voice (bundled or saved, saved names winning over OpenAI's), else the default."""
+    if name in PRESET_VOICES:
+        return name
+    saved = synth.voices.find(name)
+    if saved is not None:
+        return saved.name
+    if name.lower() in OPENAI_VOICES:
+        return "joe"
+    raise TextError(f"unknown voice {name!r}; use one of "
+                    f"{', '.join([*PRESET_VOICES, *synth.voices.names()])} or an OpenAI "
+                    "voice name")
+
+
 def api_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
     api = Api(synth, gate)
     router = APIRouter()
 
     @router.post("/api/v1/tts", tags=["tts"], response_class=Response,
+                 responses=error_responses(413, 422, 429, 503),
                  openapi_extra={"requestBody": {"content": {
                      "application/json": {"schema": TtsBody.model_json_schema()},
                      "multipart/form-data": {"schema": {"type": "object", "properties": {
@@ -221,20 +262,16 @@ def api_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
             if prompt is not None and not body.stream:
                 prompt.unlink(missing_ok=True)
 
-    @router.get("/api/v1/voices", tags=["voices"])
-    def voices() -> dict:
-        return {"voices": [{"name": k, "description": d, "kind": "preset"}
-                           for k, (_, d) in PRESET_VOICES.items()]}
-
-    @router.post("/v1/audio/speech", tags=["openai"], response_class=Response)
+    @router.post("/v1/audio/speech", tags=["openai"], response_class=Response,
+                 responses=error_responses(422, 429, 503))
     def speech(body: SpeechBody) -> Response:
-        """OpenAI-compatible: ``openai.audio.speech.create(model=..., voice=..., input=...)``."""
+        """OpenAI-compatible: ``openai.audio.speech.create(model=..., voice=..., input=...)``.
+
+        ``voice``: a bundled or saved voice name, else an OpenAI name (the default voice).
+        """
         fmt = "pcm16" if body.response_format == "pcm" else body.response_format
         fmt = check_format(fmt)
-        voice = body.voice if body.voice in PRESET_VOICES else "joe"
-        if body.voice not in PRESET_VOICES and body.voice.lower() not in OPENAI_VOICES:
-            raise TextError(f"unknown voice {body.voice!r}; use one of "
-                            f"{', '.join(PRESET_VOICES)} or an OpenAI voice name")
+        voice = _speech_voice(synth, body.voice)
         req = SynthesisRequest(text=body.input, voice=voice, speed=body.speed)
         response = api.full(req, fmt)
         if body.instructions:

@@ -1,0 +1,117 @@
+"""Saved voices over REST: ``GET/POST /api/v1/voices``, ``GET/PATCH/DELETE
+/api/v1/voices/{name}``.
+
+A POST takes multipart form fields ``name`` and ``transcript`` (optional) and a ``prompt``
+recording; the prompt is validated and measured exactly as in clone mode (under the
+synthesis gate: 429 when busy), then kept in the :class:`~cosyvoice.voice.store.VoiceStore`.
+Errors use the API's JSON shape (see :mod:`cosyvoice.server.api`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+
+from cosyvoice.errors import PromptError, TextError
+from cosyvoice.pipeline import PRESET_VOICES, Synthesizer
+from cosyvoice.server.api import Api, error_responses
+from cosyvoice.server.gate import SynthesisGate
+from cosyvoice.voice.store import NAME_MAX, SavedVoice, VoiceNameError, save_from_prompt
+
+
+class VoiceRename(BaseModel):
+    """``PATCH /api/v1/voices/{name}``: the new name."""
+
+    name: str = Field(description=f"new name: 1–{NAME_MAX} letters, digits, spaces, - _ .")
+
+
+def _presets() -> list[dict[str, Any]]:
+    return [{"name": k, "description": d, "kind": "preset"} for k, (_, d) in
+            PRESET_VOICES.items()]
+
+
+def _builtin(name: str) -> bool:
+    return name.strip().casefold() in {k.casefold() for k in PRESET_VOICES}
+
+
+def _summary(voice: SavedVoice) -> dict[str, Any]:
+    return voice.summary()
+
+
+_MULTIPART = {"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": {
+    "type": "object", "required": ["name", "prompt"], "properties": {
+        "name": {"type": "string", "description": f"1–{NAME_MAX} letters, digits, spaces, "
+                 "- _ ."},
+        "transcript": {"type": "string", "description": "what the prompt says (optional)"},
+        "prompt": {"type": "string", "format": "binary",
+                   "description": "3–30 s of one person speaking (wav, flac, ogg, mp3)"}}}}}}}
+
+
+def voices_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
+    api = Api(synth, gate)
+    store = synth.voices
+    router = APIRouter(prefix="/api/v1/voices", tags=["voices"])
+
+    @router.get("")
+    def list_voices() -> dict:
+        """Bundled voices and every saved one (use either name as ``voice``)."""
+        return {"voices": [*_presets(), *(_summary(v) for v in store.list())],
+                "max_saved": store.max_voices}
+
+    @router.post("", status_code=201, openapi_extra=_MULTIPART,
+                 responses=error_responses(409, 413, 422, 429, 503))
+    async def add_voice(request: Request) -> dict:
+        """Save the voice of a prompt recording under a name."""
+        if not request.headers.get("content-type", "").startswith("multipart/form-data"):
+            raise TextError("send multipart/form-data with fields 'name', optional "
+                            "'transcript', and a 'prompt' recording")
+        api.check_length(request)
+        form = await request.form(max_files=1, max_fields=5, max_part_size=64 * 1024)
+        upload = form.get("prompt")
+        if not isinstance(upload, UploadFile):
+            raise PromptError("attach the prompt recording as the multipart file 'prompt'")
+        name, transcript = form.get("name"), form.get("transcript") or ""
+        if not isinstance(name, str):
+            raise VoiceNameError("give the voice a name in the form field 'name'")
+        path = await api.save_upload(upload)
+        try:
+            voice = await run_in_threadpool(_save, synth, gate, name, path, str(transcript))
+        finally:
+            path.unlink(missing_ok=True)
+        return _summary(voice)
+
+    @router.get("/{name}", responses=error_responses(404))
+    def get_voice(name: str) -> dict:
+        """One voice: its description, or the measured profile of a saved one."""
+        if _builtin(name):
+            return next(p for p in _presets() if p["name"].casefold() == name.casefold())
+        return _summary(store.get(name))
+
+    @router.patch("/{name}", responses=error_responses(404, 409, 422))
+    def rename_voice(name: str, body: VoiceRename) -> dict:
+        """Rename a saved voice."""
+        _refuse_builtin(name, "renamed")
+        return _summary(store.rename(name, body.name))
+
+    @router.delete("/{name}", responses=error_responses(404, 422))
+    def delete_voice(name: str) -> dict:
+        """Delete a saved voice and its prompt recording."""
+        _refuse_builtin(name, "deleted")
+        return {"deleted": store.delete(name)}
+
+    return router
+
+
+def _refuse_builtin(name: str, what: str) -> None:
+    if _builtin(name):
+        raise VoiceNameError(f"{name!r} is a built-in voice; it cannot be {what}")
+
+
+def _save(synth: Synthesizer, gate: SynthesisGate, name: str, path, transcript: str
+          ) -> SavedVoice:
+    with gate.slot(), synth.tracker.track("save_voice"):
+        return save_from_prompt(synth.voices, synth, name, path, transcript)
