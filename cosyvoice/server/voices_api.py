@@ -15,18 +15,26 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
+from starlette.exceptions import HTTPException
 
 from cosyvoice.errors import PromptError, TextError
 from cosyvoice.pipeline import PRESET_VOICES, Synthesizer
 from cosyvoice.server.api import Api, error_responses
 from cosyvoice.server.gate import SynthesisGate
-from cosyvoice.voice.store import NAME_MAX, SavedVoice, VoiceNameError, save_from_prompt
+from cosyvoice.voice.store import (
+    NAME_MAX,
+    TRANSCRIPT_MAX,
+    SavedVoice,
+    VoiceNameError,
+    save_from_prompt,
+)
 
 
 class VoiceRename(BaseModel):
     """``PATCH /api/v1/voices/{name}``: the new name."""
 
-    name: str = Field(description=f"new name: 1–{NAME_MAX} letters, digits, spaces, - _ .")
+    name: str = Field(min_length=1, max_length=NAME_MAX,
+                      description=f"new name: 1–{NAME_MAX} letters, digits, spaces, - _ .")
 
 
 def _presets() -> list[dict[str, Any]]:
@@ -44,9 +52,10 @@ def _summary(voice: SavedVoice) -> dict[str, Any]:
 
 _MULTIPART = {"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": {
     "type": "object", "required": ["name", "prompt"], "properties": {
-        "name": {"type": "string", "description": f"1–{NAME_MAX} letters, digits, spaces, "
-                 "- _ ."},
-        "transcript": {"type": "string", "description": "what the prompt says (optional)"},
+        "name": {"type": "string", "minLength": 1, "maxLength": NAME_MAX,
+                 "description": f"1–{NAME_MAX} letters, digits, spaces, - _ ."},
+        "transcript": {"type": "string", "maxLength": TRANSCRIPT_MAX,
+                       "description": "what the prompt says (optional)"},
         "prompt": {"type": "string", "format": "binary",
                    "description": "3–30 s of one person speaking (wav, flac, ogg, mp3)"}}}}}}}
 
@@ -70,7 +79,11 @@ def voices_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
             raise TextError("send multipart/form-data with fields 'name', optional "
                             "'transcript', and a 'prompt' recording")
         api.check_length(request)
-        form = await request.form(max_files=1, max_fields=5, max_part_size=64 * 1024)
+        try:
+            form = await request.form(max_files=1, max_fields=5, max_part_size=64 * 1024)
+        except HTTPException as e:  # starlette's malformed / too many parts
+            raise TextError(f"invalid multipart form: {e.detail}; send only the fields "
+                            "'name', 'transcript' and the file 'prompt'") from None
         upload = form.get("prompt")
         if not isinstance(upload, UploadFile):
             raise PromptError("attach the prompt recording as the multipart file 'prompt'")
