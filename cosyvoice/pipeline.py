@@ -37,7 +37,12 @@ from cosyvoice.voice.store import VoiceStore
 
 logger = logging.getLogger(__name__)
 
-MODES = ("preset", "clone")
+MODES = ("preset", "clone", "cross_lingual", "instruct")
+PROMPT_MODES = ("clone", "cross_lingual")  # a prompt recording is required
+MODE_HELP = ("preset (a bundled or saved voice), clone (3-second cloning from a prompt), "
+             "cross_lingual (a prompt in one language speaking text in another), "
+             "instruct (an instruction such as \"speak happily\" / \"用四川话说\", "
+             "with or without a prompt)")
 PRESET_VOICES = {
     "joe": ("acoustic_en", "English · male (Piper en_US-joe-medium)"),
     "baker": ("acoustic_zh", "Mandarin · female (Baker FastSpeech2, non-commercial)"),
@@ -75,6 +80,7 @@ class SynthesisRequest:
     speed: float = 1.0
     seed: int | None = None
     strength: float = 1.0
+    instruction: str = ""  # natural language style (emotion, speed, volume, pitch, dialect)
 
 
 @dataclass
@@ -144,18 +150,24 @@ class Synthesizer:
     def check(self, req: SynthesisRequest) -> None:
         """Validate the cheap fields; raises TextError / PromptError with a clear message."""
         if req.mode not in MODES:
-            raise TextError(f"unknown mode {req.mode!r}; choose one of: {', '.join(MODES)}")
+            raise TextError(f"unknown mode {req.mode!r}; choose one of: {MODE_HELP}")
         _check_range("speed", req.speed, SPEED_RANGE)
         _check_range("similarity strength", req.strength, STRENGTH_RANGE)
         if req.seed is not None and not (0 <= int(req.seed) <= SEED_MAX):
             raise TextError(f"seed must be between 0 and {SEED_MAX}, or empty for random")
-        if (req.mode == "preset" and req.voice not in PRESET_VOICES
+        if (uses_voice(req) and req.voice not in PRESET_VOICES
                 and self.voices.find(req.voice) is None):
             raise TextError(f"unknown voice {req.voice!r}; available: "
                             f"{', '.join([*PRESET_VOICES, *self.voices.names()])}")
-        if req.mode == "clone" and not req.prompt_path:
-            raise PromptError("3-second cloning needs a prompt recording: upload or record "
-                              "3–30 s of clear speech")
+        if req.mode in PROMPT_MODES and not req.prompt_path:
+            what = "3-second cloning" if req.mode == "clone" else "cross-lingual cloning"
+            raise PromptError(f"{what} needs a prompt recording: upload or record 3–30 s of "
+                              "clear speech")
+        if req.mode == "instruct" and not req.instruction.strip():
+            raise TextError("instruct mode needs an instruction, e.g. \"speak happily and a bit "
+                            "faster\" or \"用四川话说这句话\" / 自然语言控制需要填写指令")
+        if req.instruction.strip():
+            raise TextError("instructions are not supported yet / 暂不支持指令")
 
     def _sentences(self, text: str) -> list[_Sentence]:
         """Sentences with their language runs: English text as before; Chinese and mixed
@@ -181,9 +193,13 @@ class Synthesizer:
         sentences = self._sentences(req.text)
         prompt = profile = None
         notes: list[str] = []
-        if req.mode == "clone":
+        if clones(req):
             prompt, profile = self._prompt_profile(Path(req.prompt_path))
             notes.extend(prompt.notes)
+            if (req.mode == "cross_lingual" and req.prompt_text.strip()
+                    and main_language(req.prompt_text) == main_language(req.text)):
+                notes.append("the prompt's transcript and the text are in the same language: "
+                             "cross-lingual cloning works like 3-second cloning here")
         elif req.voice not in PRESET_VOICES:  # a saved voice: clone from its stored profile
             profile = self.voices.get(req.voice).profile
         return _Plan(sentences, prompt, profile, notes)
@@ -223,7 +239,7 @@ class Synthesizer:
         sr_out = self.sample_rate
         total = len(plan.sentences)
         # A saved voice (not in PRESET_VOICES) carries its own target profile.
-        voice = PRESET_VOICES.get(req.voice, (None,))[0] if req.mode == "preset" else None
+        voice = PRESET_VOICES.get(req.voice, (None,))[0] if uses_voice(req) else None
         adapter = self._adapter()
         for i, sentence in enumerate(plan.sentences):
             names = [BACKENDS[r.lang] for r in sentence.runs]
@@ -357,6 +373,16 @@ def main_language(text: str) -> str:
     hanzi = len(re.findall(r"[\u3400-\u4dbf\u4e00-\u9fff]", text))
     words = len(re.findall(r"[A-Za-z]+", text))
     return "zh" if hanzi and hanzi >= words else "en"
+
+
+def clones(req: SynthesisRequest) -> bool:
+    """Whether the request clones a prompt recording (clone, cross_lingual, instruct+prompt)."""
+    return req.mode in PROMPT_MODES or (req.mode == "instruct" and bool(req.prompt_path))
+
+
+def uses_voice(req: SynthesisRequest) -> bool:
+    """Whether ``req.voice`` (a preset or saved voice) speaks: preset, instruct w/o prompt."""
+    return req.mode == "preset" or (req.mode == "instruct" and not req.prompt_path)
 
 
 def _sentence_seed(req: SynthesisRequest, index: int) -> int | None:

@@ -77,8 +77,11 @@ class TtsBody(BaseModel):
     """Fields of ``POST /api/v1/tts`` (JSON body, or multipart form fields + ``prompt`` file)."""
 
     text: str = Field(description="text to speak (limit: settings max_text_chars)")
-    mode: Literal["preset", "clone"] = "preset"
-    voice: str = Field("joe", description="preset mode: a bundled or saved voice name")
+    mode: Literal["preset", "clone", "cross_lingual", "instruct"] = "preset"
+    voice: str = Field("joe", description="preset mode (and instruct mode without a prompt): "
+                       "a bundled or saved voice name")
+    instruction: str = Field("", max_length=1000, description="natural-language style, e.g. "
+                             "'speak happily and a bit faster' or '用四川话说'")
     prompt_text: str = Field("", max_length=500, description="prompt transcript (optional)")
     speed: float = Field(1.0, ge=0.5, le=2.0)
     seed: int | None = Field(None, ge=0, le=SEED_MAX)
@@ -221,7 +224,7 @@ def _request(body: TtsBody, prompt: Path | None) -> SynthesisRequest:
     return SynthesisRequest(text=body.text, mode=body.mode, voice=body.voice,
                             prompt_path=str(prompt) if prompt else None,
                             prompt_text=body.prompt_text, speed=body.speed, seed=body.seed,
-                            strength=body.strength)
+                            strength=body.strength, instruction=body.instruction)
 
 
 def _speech_voice(synth: Synthesizer, name: str) -> str:
