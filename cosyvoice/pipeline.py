@@ -50,6 +50,16 @@ PRESET_VOICES = {
 BACKENDS = {"en": "acoustic_en", "zh": "acoustic_zh"}  # run language → acoustic model
 RUN_PAUSE_S = 0.1  # between language runs inside a sentence
 RUN_EDGE_S = 0.03  # silence kept at a run's joined edges
+# Sentence joining: each sentence keeps SENTENCE_EDGE_S of its own silence at the sides
+# that meet another sentence (OUTPUT_EDGE_S at the output's outer edges), and neighbours
+# overlap by CROSSFADE_S with an equal-power (cos/sin) cross-fade, so no hard cut clicks.
+CROSSFADE_S = 0.03
+SENTENCE_EDGE_S = 0.08
+OUTPUT_EDGE_S = 0.01
+# A first Chinese sentence longer than this is split at its first clause break (，、；:：) so
+# that a stream's first chunk is short and playback starts sooner.
+FIRST_CHUNK_CHARS = 12
+_CLAUSE_BREAK = re.compile(r"[，、；,;：:]+")
 SPEED_RANGE = (0.5, 2.0)
 STRENGTH_RANGE = (0.0, 1.0)
 SEED_MAX = 2**31 - 1
@@ -186,7 +196,7 @@ class Synthesizer:
                 out.append(_Sentence(s, runs))
         if not out:
             raise TextError("The text has no speakable words (only symbols or punctuation)")
-        return out
+        return _short_first(out)
 
     def _plan(self, req: SynthesisRequest) -> _Plan:
         self.check(req)
@@ -222,10 +232,20 @@ class Synthesizer:
 
     # ---- synthesis --------------------------------------------------------------------
     def stream(self, req: SynthesisRequest) -> Iterator[AudioChunk]:
-        """Yield one chunk per sentence as soon as it is ready (errors raised up front)."""
+        """Yield one chunk per sentence as soon as it is ready (errors raised up front).
+
+        The chunks are the cross-faded pieces of :meth:`synthesize`'s output (see
+        :class:`ChunkJoiner`): concatenated, they are its samples exactly.
+        """
         with self.tracker.track(req.mode):
             plan = self._plan(req)
-            yield from self._render(req, plan)
+            yield from self._joined(req, plan)
+
+    def _joined(self, req: SynthesisRequest, plan: _Plan) -> Iterator[AudioChunk]:
+        joiner = ChunkJoiner(self.sample_rate)
+        for chunk in self._render(req, plan):
+            chunk.wav = joiner.push(chunk.wav, last=chunk.index == chunk.total - 1)
+            yield chunk
 
     def _render(self, req: SynthesisRequest, plan: _Plan) -> Iterator[AudioChunk]:
         """One chunk per sentence; each language run spoken by its backend.
@@ -297,7 +317,7 @@ class Synthesizer:
 
     def synthesize(self, req: SynthesisRequest, progress: ProgressFn | None = None
                    ) -> SynthesisResult:
-        """Render every sentence, join them with short pauses, save a WAV in outputs/.
+        """Render every sentence, join them with short cross-fades, save a WAV in outputs/.
 
         Tracked (refused with a retryable BusyError while draining); a CUDA OOM frees
         memory and retries once before a clear ModelError.
@@ -311,12 +331,12 @@ class Synthesizer:
         plan = self._plan(req)
         pieces: list[np.ndarray] = []
         sr = self.sample_rate
-        for chunk in self._render(req, plan):
+        for chunk in self._joined(req, plan):
             pieces.append(chunk.wav)
             if progress is not None:
                 progress((chunk.index + 1) / chunk.total,
                          f"sentence {chunk.index + 1}/{chunk.total}")
-        wav = join_chunks(pieces, sr)
+        wav = np.concatenate(pieces) if pieces else np.zeros(0, np.float32)
         path = write_wav_atomic(self.output_path(req), wav, sr)
         elapsed = time.perf_counter() - t0
         logger.info("synthesized %d sentences, %.2f s audio in %.2f s (%s)", len(pieces),
@@ -345,6 +365,42 @@ def join_chunks(pieces: list[np.ndarray], sr: int, pause_s: float = 0.12) -> np.
     return np.concatenate(out)
 
 
+class ChunkJoiner:
+    """Joins sentence chunks as they arrive, so streamed and saved audio are identical.
+
+    Each pushed chunk ``(T,)`` has its silent edges trimmed (``edge_s`` kept where it meets
+    a neighbour, ``outer_s`` at the output's start and end). Its last ``fade_s`` is held
+    back and mixed with the next chunk's first samples by an equal-power cross-fade
+    (``cos``/``sin`` gains, whose squares sum to 1); :meth:`push` returns what is final.
+    """
+
+    def __init__(self, sr: int, fade_s: float = CROSSFADE_S, edge_s: float = SENTENCE_EDGE_S,
+                 outer_s: float = OUTPUT_EDGE_S) -> None:
+        self.sr, self.fade = sr, max(1, int(round(fade_s * sr)))
+        self.edge_s, self.outer_s = edge_s, outer_s
+        self._tail: np.ndarray | None = None  # held back from the previous chunk
+
+    def push(self, wav: np.ndarray, last: bool = False) -> np.ndarray:
+        first = self._tail is None
+        body = _trim_edges(np.asarray(wav, np.float32), self.sr,
+                           self.outer_s if first else self.edge_s,
+                           keep_end_s=self.outer_s if last else self.edge_s)
+        out: list[np.ndarray] = []
+        if self._tail is not None:
+            tail = self._tail
+            n = min(len(tail), len(body))
+            out.append(tail[: len(tail) - n])
+            if n:
+                theta = (np.arange(n, dtype=np.float64) + 0.5) * (np.pi / 2 / n)
+                mixed = tail[len(tail) - n:] * np.cos(theta) + body[:n] * np.sin(theta)
+                out.append(mixed.astype(np.float32))
+            body = body[n:]
+        hold = 0 if last else min(self.fade, len(body))
+        out.append(body[: len(body) - hold])
+        self._tail = body[len(body) - hold:] if not last else None
+        return np.concatenate(out) if out else np.zeros(0, np.float32)
+
+
 def join_runs(pieces: list[np.ndarray], sr: int, pause_s: float = RUN_PAUSE_S,
               edge_s: float = RUN_EDGE_S) -> np.ndarray:
     """Join the language runs of one sentence: each run's silent edges are cut to
@@ -353,9 +409,11 @@ def join_runs(pieces: list[np.ndarray], sr: int, pause_s: float = RUN_PAUSE_S,
     return join_chunks([t for t in trimmed if len(t)], sr, pause_s)
 
 
-def _trim_edges(wav: np.ndarray, sr: int, keep_s: float, floor_db: float = -40.0
-                ) -> np.ndarray:
-    """Cut leading/trailing audio quieter than ``floor_db`` below the peak (10 ms frames)."""
+def _trim_edges(wav: np.ndarray, sr: int, keep_s: float, floor_db: float = -40.0,
+                keep_end_s: float | None = None) -> np.ndarray:
+    """Cut leading/trailing audio quieter than ``floor_db`` below the peak (10 ms frames),
+    keeping ``keep_s`` before the first loud frame and ``keep_end_s`` (default the same)
+    after the last."""
     hop = max(1, int(0.01 * sr))
     n = len(wav) // hop
     if n == 0:
@@ -365,7 +423,27 @@ def _trim_edges(wav: np.ndarray, sr: int, keep_s: float, floor_db: float = -40.0
     if not len(loud):
         return wav
     keep = int(keep_s * sr)
-    return wav[max(0, loud[0] * hop - keep): min(len(wav), (loud[-1] + 1) * hop + keep)]
+    keep_end = keep if keep_end_s is None else int(keep_end_s * sr)
+    return wav[max(0, loud[0] * hop - keep): min(len(wav), (loud[-1] + 1) * hop + keep_end)]
+
+
+def _short_first(sentences: list[_Sentence]) -> list[_Sentence]:
+    """Split a long first sentence after its first clause break (，、；,;:：), so a stream's
+    first chunk is short; the split only applies when both parts stay speakable."""
+    first = sentences[0]
+    if (len(first.runs) != 1 or first.runs[0].lang != "zh"
+            or len(first.text) <= FIRST_CHUNK_CHARS):
+        return sentences
+    run = first.runs[0]
+    raw_breaks = list(_CLAUSE_BREAK.finditer(first.text))
+    for k, m in enumerate(_CLAUSE_BREAK.finditer(run.text)):
+        head, rest = run.text[: m.end()].strip(), run.text[m.end():].strip()
+        if len(re.findall(r"\w", head)) >= 2 and re.search(r"\w", rest):
+            cut = raw_breaks[k].end() if k < len(raw_breaks) else len(first.text)
+            return [_Sentence(first.text[:cut].strip() or head, [Run(run.lang, head)]),
+                    _Sentence(first.text[cut:].strip() or rest, [Run(run.lang, rest)]),
+                    *sentences[1:]]
+    return sentences
 
 
 def main_language(text: str) -> str:
