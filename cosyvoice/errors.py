@@ -56,3 +56,9 @@ class ConflictError(CosyVoiceError):
     """The request clashes with what exists (a name already taken, a full store)."""
 
     http_status = 409
+
+
+class StorageError(CosyVoiceError):
+    """The disk that holds outputs (or uploads) is full or refuses the write."""
+
+    http_status = 507

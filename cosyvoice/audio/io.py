@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import io
 import logging
 import os
 import tempfile
@@ -10,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 import soxr
+
+from cosyvoice.errors import StorageError
 
 logger = logging.getLogger(__name__)
 
@@ -50,18 +54,44 @@ def write_wav_atomic(path: str | os.PathLike, wav: np.ndarray, sr: int) -> Path:
     """Write 16-bit PCM WAV to a temp name in the same folder, then rename.
 
     A reader (or a crash) never sees a half-written file under the final name.
+    A full disk raises :class:`StorageError` (the WAV is encoded in memory first, so the
+    write fails with ENOSPC instead of libsndfile's bare "System error").
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".partial-", suffix=".wav", dir=path.parent)
-    os.close(fd)
+    buf = io.BytesIO()
+    sf.write(buf, np.clip(wav, -1.0, 1.0), sr, subtype="PCM_16", format="WAV")
     try:
-        sf.write(tmp, np.clip(wav, -1.0, 1.0), sr, subtype="PCM_16", format="WAV")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".partial-", suffix=".wav", dir=path.parent)
+    except OSError as e:
+        raise _storage_error(e, path) from e
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(buf.getbuffer())
+            f.flush()
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(e, OSError):
+            raise _storage_error(e, path) from e
         raise
     return path
+
+
+def _storage_error(e: OSError, path: Path) -> StorageError:
+    """A message for a failed write of ``path``: full disk, quota, read-only, permissions."""
+    folder = path.parent
+    if e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        why = "the disk is full"
+    elif e.errno == errno.EROFS:
+        why = "the folder is on a read-only disk"
+    elif e.errno in (errno.EACCES, errno.EPERM):
+        why = "the app may not write there"
+    else:
+        why = e.strerror or str(e)
+    return StorageError(f"could not save the audio in {folder}: {why} — free some space "
+                        "(the Restart button can clear old outputs) or set --outputs-dir to "
+                        "another folder / 无法保存音频：磁盘已满或不可写")
 
 
 def peak_normalize(wav: np.ndarray, peak: float = 0.95) -> np.ndarray:

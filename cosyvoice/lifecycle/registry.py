@@ -5,10 +5,16 @@ Imports happen inside the loaders so that importing this module loads nothing.
 
 from __future__ import annotations
 
+import logging
+import os
+from pathlib import Path
+
 import numpy as np
 
 from cosyvoice.lifecycle.manager import ModelSpec
 from cosyvoice.settings import Settings
+
+logger = logging.getLogger(__name__)
 
 
 def _load_vocoder(device: str):
@@ -33,12 +39,26 @@ def _load_vad(device: str):
     return SileroVad.load()
 
 
+def _writable_dir(path: Path) -> bool:
+    """Whether ``path`` (or, when it does not exist yet, its nearest parent) takes new files;
+    False on a read-only mount even for root (access(2) reports EROFS)."""
+    for p in (path, *path.parents):
+        if p.exists():
+            return p.is_dir() and os.access(p, os.W_OK | os.X_OK)
+    return False
+
+
 def _piper_loader(settings: Settings):
     def load(device: str):
         from cosyvoice.acoustic.piper_en import PiperEnglish
 
         # In models/, not cache/: a derived model file that a hard restart need not rebuild.
-        return PiperEnglish.load(device=device, cache_dir=settings.models_dir / "optimized")
+        # A read-only models dir only costs the speed-up (~0.4 s per load), not the voice.
+        cache = Path(settings.models_dir) / "optimized"
+        if not _writable_dir(cache):
+            logger.warning("%s is not writable: Piper's optimized graph is not cached", cache)
+            cache = None
+        return PiperEnglish.load(device=device, cache_dir=cache)
 
     return load
 

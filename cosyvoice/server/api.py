@@ -28,7 +28,13 @@ from cosyvoice.audio.encode import (
     pcm16_bytes,
     streaming_wav_header,
 )
-from cosyvoice.errors import BusyError, CosyVoiceError, TextError, UploadTooLargeError
+from cosyvoice.errors import (
+    BusyError,
+    CosyVoiceError,
+    StorageError,
+    TextError,
+    UploadTooLargeError,
+)
 from cosyvoice.pipeline import (
     PRESET_VOICES,
     SEED_MAX,
@@ -65,6 +71,7 @@ _ERROR_TEXT = {
     413: "upload over --max-upload-mb", 422: "an invalid field (the message names it)",
     429: "busy: every slot and queue place taken; retry after Retry-After seconds",
     503: "draining, or a model is unavailable; retry after Retry-After seconds",
+    507: "no disk space left to save the audio or the upload",
 }
 
 
@@ -160,15 +167,20 @@ class Api:
         suffix = Path(os.path.basename(upload.filename or "prompt")).suffix[:8] or ".bin"
         fd, name = tempfile.mkstemp(prefix="prompt-", suffix=suffix, dir=cache)
         size = 0
-        with os.fdopen(fd, "wb") as f:
-            while chunk := await upload.read(1 << 20):
-                size += len(chunk)
-                if size > self.max_upload:
-                    f.close()
-                    Path(name).unlink(missing_ok=True)
-                    raise UploadTooLargeError(f"prompt upload is over the "
-                                              f"{self.max_upload / 2**20:.0f} MB limit")
-                f.write(chunk)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                while chunk := await upload.read(1 << 20):
+                    size += len(chunk)
+                    if size > self.max_upload:
+                        raise UploadTooLargeError(f"prompt upload is over the "
+                                                  f"{self.max_upload / 2**20:.0f} MB limit")
+                    f.write(chunk)
+        except BaseException as e:
+            Path(name).unlink(missing_ok=True)
+            if isinstance(e, OSError):
+                raise StorageError(f"could not store the upload in {cache}: "
+                                   f"{e.strerror or e} — free some disk space") from e
+            raise
         return Path(name)
 
     # ---- synthesis ----------------------------------------------------------------------
@@ -246,7 +258,7 @@ def api_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
     router = APIRouter()
 
     @router.post("/api/v1/tts", tags=["tts"], response_class=Response,
-                 responses=error_responses(413, 422, 429, 503),
+                 responses=error_responses(413, 422, 429, 503, 507),
                  openapi_extra={"requestBody": {"content": {
                      "application/json": {"schema": TtsBody.model_json_schema()},
                      "multipart/form-data": {"schema": {"type": "object", "properties": {
