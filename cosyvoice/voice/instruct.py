@@ -99,7 +99,8 @@ _WEAK = ("稍微", "稍稍", "略微", "有点儿", "有点", "有些", "略", "
 _TAIL_WEAK = ("一点儿", "一点", "一些", "点儿", "点", "些")  # "快一点", "小声些"
 
 FILLERS_ZH = ("请你", "请", "用", "以", "地", "得", "的", "说话", "说", "读出来", "朗读", "读",
-              "念", "讲", "表达", "来", "这句话", "这段话", "这段文字", "这句", "句话",
+              "念", "讲", "表达", "来", "这句话", "这段话", "这段文字", "一句话", "一句",
+              "这句", "句话", "还是", "或者",
               "一下", "语气", "语调", "声音", "嗓音", "口吻", "情绪", "感情", "心情", "带着",
               "带", "着", "充满", "和", "并且", "而且", "同时", "又", "再", "要", "把", "你",
               "是", "一种", "一个", "的方式", "方式", "风格", "样子", "感觉", "语速", "音量",
@@ -289,11 +290,20 @@ _RULES = _rules()
 # ---- parsing ----------------------------------------------------------------------------
 @dataclass
 class _Found:
-    emotions: list[tuple[str, float, str]] = field(default_factory=list)
-    dialects: list[tuple[str | None, str]] = field(default_factory=list)
-    speed: list[tuple[str, float, str]] = field(default_factory=list)  # (kind, value, text)
-    volume: list[tuple[str, float, str]] = field(default_factory=list)
-    pitch: list[tuple[str, float, str]] = field(default_factory=list)
+    """Matches by kind; each item ends with ``(position, matched text)``."""
+
+    emotions: list[tuple] = field(default_factory=list)  # (emotion, level, (pos, text))
+    dialects: list[tuple] = field(default_factory=list)  # (key | None, (pos, text))
+    speed: list[tuple] = field(default_factory=list)  # ("abs" | "rel", value, (pos, text))
+    volume: list[tuple] = field(default_factory=list)
+    pitch: list[tuple] = field(default_factory=list)
+
+    def in_order(self) -> None:
+        """Sort every list by where its match starts in the instruction."""
+        for name in ("emotions", "dialects", "speed", "volume", "pitch"):
+            items = getattr(self, name)
+            items.sort(key=lambda item: item[-1][0])
+            setattr(self, name, [(*item[:-1], item[-1][1]) for item in items])
 
 
 def parse_instruction(text: str) -> Instruction:
@@ -304,6 +314,7 @@ def parse_instruction(text: str) -> Instruction:
     found = _Found()
     for rule in _RULES:
         s = rule.regex.sub(lambda m, r=rule: _consume(r, m, found), s)
+    found.in_order()
     ins = Instruction()
     _resolve_emotion(found, ins)
     _resolve_dialect(found, ins)
@@ -315,8 +326,8 @@ def parse_instruction(text: str) -> Instruction:
 
 
 def _consume(rule: _Rule, m: re.Match, found: _Found) -> str:
-    """Record one match and replace it by a separator (so it is not parsed twice)."""
-    text = m.group(0).strip()
+    """Record one match (with its position) and blank it out so it is not parsed twice."""
+    text = (m.start(), m.group(0).strip())
     groups = m.groupdict()
     level = _intensity(groups.get("mod"), groups.get("tail"))
     if rule.kind == "emotion":
@@ -331,7 +342,7 @@ def _consume(rule: _Rule, m: re.Match, found: _Found) -> str:
                        and g not in (groups.get("mod"), groups.get("tail"))), None)
         target = getattr(found, rule.kind)
         if rule.value in ("abs", "neg") and number is not None:
-            value = _number(number.lstrip("+"))
+            value = _number(number.lstrip("+-"))
             if value is None:
                 return m.group(0)
             if number.startswith("-"):
@@ -339,7 +350,7 @@ def _consume(rule: _Rule, m: re.Match, found: _Found) -> str:
             target.append(("abs", -value if rule.value == "neg" else value, text))
         else:
             target.append(("rel", float(rule.value) * level, text))
-    return " | "
+    return "|" + " " * (len(m.group(0)) - 1)  # same length: later positions stay valid
 
 
 def _resolve_emotion(found: _Found, ins: Instruction) -> None:
