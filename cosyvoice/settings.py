@@ -46,6 +46,9 @@ class Settings:
     embedding_cache_size: int = field(default=64, metadata=_help("speaker embeddings kept (LRU)"))
     profile_cache_size: int = field(default=64, metadata=_help("voice profiles kept (LRU)"))
     max_saved_voices: int = field(default=100, metadata=_help("most saved voices kept"))
+    emotion_rules: str = field(default="", metadata=_help(
+        "JSON file of emotion → prosody rules overriding the built-in table (cosyvoice/voice/"
+        "style.py); empty = built-in"))
     torch_threads: int = field(default=0, metadata=_help("torch intra-op threads (0 = all cores)"))
     malloc_arenas: int = field(default=2, metadata=_help(
         "glibc malloc arenas (0 = glibc default); few arenas keep RSS flat across threads"))
