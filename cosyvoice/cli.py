@@ -1,0 +1,362 @@
+"""Command line: speak text and manage saved voices in-process, without the server.
+
+    python -m cosyvoice synthesize --text "Hello there." -o hello.wav
+    echo "Read from stdin." | python -m cosyvoice synthesize -o out.flac
+    python -m cosyvoice synthesize --file story.txt --prompt me.wav -o story.wav
+    python -m cosyvoice voices list | add NAME PROMPT [--text T] | rm NAME | rename OLD NEW
+
+Models are built exactly as the app builds them (:func:`default_specs` into a
+:class:`ModelManager`, a :class:`Synthesizer` on top) and load on first use, so a preset
+English sentence loads only the English voice and the vocoder. Settings come from the
+``COSYVOICE_*`` environment variables (see ``python app.py --help``); the few flags below
+override them. Exit codes: 0 done, 2 a usage or input error (the message says what to
+fix), 1 anything else (a model that failed to load, an unexpected error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import logging
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from cosyvoice.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+# Mirrors cosyvoice.pipeline.MODES without importing the pipeline (and numpy, torch...)
+# for --help; the Synthesizer refuses a mode this build does not have with a clear message.
+MODES = ("preset", "clone", "cross_lingual", "instruct")
+FORMATS = ("wav", "flac", "mp3", "opus", "pcm16")  # cosyvoice.audio.encode.FORMATS
+SUFFIX_FORMATS = {".wav": "wav", ".flac": "flac", ".mp3": "mp3", ".opus": "opus",
+                  ".ogg": "opus", ".pcm": "pcm16", ".raw": "pcm16"}
+PROGRESS_TEXT_CHARS = 60
+
+
+class UsageError(Exception):
+    """A command line that cannot be run as given (exit code 2)."""
+
+
+# ---- parser ----------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    # SUPPRESS: accepted before or after a sub-command without the inner parser's default
+    # overwriting the outer value (argparse sub-parsers set their defaults last).
+    common = argparse.ArgumentParser(add_help=False, argument_default=argparse.SUPPRESS)
+    common.add_argument("--device", help="auto | cpu | cuda | cuda:N [env COSYVOICE_DEVICE]")
+    common.add_argument("--voices-dir", type=Path,
+                        help="saved voices folder [env COSYVOICE_VOICES_DIR, models/voices]")
+    common.add_argument("-v", "--verbose", action="store_true", help="log model loading")
+
+    parser = argparse.ArgumentParser(
+        prog="python -m cosyvoice",
+        description="CosyVoice WebUI from the command line: synthesize speech and manage "
+                    "saved voices in this process (no server needed).")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_synthesize(sub, common)
+    _add_voices(sub, common)
+    return parser
+
+
+def _add_synthesize(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "synthesize", parents=[common], help="speak text into an audio file",
+        description="Speak text into an audio file. Text comes from --text, --file, or "
+                    "standard input when neither is given. Progress per sentence goes to "
+                    "stderr; the output path, duration and real-time factor are printed at "
+                    "the end.")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--text", help="the text to speak")
+    src.add_argument("--file", type=Path, help="read the text from this UTF-8 file ('-': stdin)")
+    p.add_argument("--mode", choices=MODES,
+                   help="default: instruct with --instruct, clone with --prompt, else preset")
+    p.add_argument("--voice", default="joe",
+                   help="a bundled (joe, baker) or saved voice name (default: joe)")
+    p.add_argument("--prompt", type=Path, help="prompt recording to clone (3–30 s of speech)")
+    p.add_argument("--prompt-text", default="", help="what the prompt says (optional)")
+    p.add_argument("--instruct", default="",
+                   help="natural-language style, e.g. 'speak happily' or '用四川话说'")
+    p.add_argument("--speed", type=float, default=1.0, help="0.5–2.0 (default: 1.0)")
+    p.add_argument("--seed", type=int, help="same seed, same audio (default: random)")
+    p.add_argument("--strength", type=float, default=1.0,
+                   help="cloning similarity, 0–1 (default: 1)")
+    p.add_argument("--format", choices=FORMATS,
+                   help="audio format (default: from the -o suffix, else wav)")
+    p.add_argument("--max-text-chars", type=int,
+                   help="longest text accepted [env COSYVOICE_MAX_TEXT_CHARS, 1000]")
+    p.add_argument("-o", "--output", required=True,
+                   help="output file ('-': write the audio to stdout)")
+    p.set_defaults(func=cmd_synthesize)
+
+
+def _add_voices(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("voices", parents=[common], help="list, add, rename or remove saved "
+                       "voices", description="Saved voices: the measured voice of a prompt "
+                       "recording kept under a name (shared with the app's voices folder).")
+    vs = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    ls = vs.add_parser("list", parents=[common], help="bundled and saved voices")
+    ls.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    ls.set_defaults(func=cmd_voices_list)
+    add = vs.add_parser("add", parents=[common], help="save the voice of a prompt recording",
+                        description="Validate PROMPT as clone mode does (3–30 s of one "
+                                    "person speaking), measure its voice and save it as NAME.")
+    add.add_argument("name", metavar="NAME", help="1–40 letters, digits, spaces, - _ .")
+    add.add_argument("prompt", metavar="PROMPT", type=Path, help="wav, flac, ogg or mp3")
+    add.add_argument("--text", default="", help="what the prompt says (optional)")
+    add.set_defaults(func=cmd_voices_add)
+    rm = vs.add_parser("rm", parents=[common], help="delete a saved voice")
+    rm.add_argument("name", metavar="NAME")
+    rm.set_defaults(func=cmd_voices_rm)
+    mv = vs.add_parser("rename", parents=[common], help="rename a saved voice")
+    mv.add_argument("old", metavar="OLD")
+    mv.add_argument("new", metavar="NEW")
+    mv.set_defaults(func=cmd_voices_rename)
+
+
+# ---- engine ----------------------------------------------------------------------------
+def settings_for(ns: argparse.Namespace) -> Settings:
+    """``COSYVOICE_*`` settings with this command line's overrides."""
+    settings = Settings.from_env()
+    changes: dict[str, Any] = {}
+    if getattr(ns, "device", None):
+        changes["device"] = ns.device
+    if getattr(ns, "voices_dir", None):
+        changes["voices_dir"] = ns.voices_dir.expanduser()
+    if getattr(ns, "max_text_chars", None):
+        changes["max_text_chars"] = ns.max_text_chars
+    return dataclasses.replace(settings, **changes)
+
+
+def build_synthesizer(settings: Settings):
+    """The app's ModelManager (same model registry) and Synthesizer; models load lazily."""
+    import torch
+
+    from cosyvoice.lifecycle.manager import ModelManager
+    from cosyvoice.lifecycle.registry import default_specs
+    from cosyvoice.pipeline import Synthesizer
+    from cosyvoice.settings import resolve_device
+
+    try:
+        device = resolve_device(settings.device)
+    except ValueError as e:
+        raise UsageError(str(e)) from e
+    if settings.torch_threads > 0:
+        torch.set_num_threads(settings.torch_threads)
+    return Synthesizer(ModelManager(device, default_specs(settings)), settings)
+
+
+def voice_store(settings: Settings):
+    from cosyvoice.pipeline import PRESET_VOICES
+    from cosyvoice.voice.store import VoiceStore
+
+    return VoiceStore.for_settings(settings, reserved=tuple(PRESET_VOICES))
+
+
+# ---- synthesize ------------------------------------------------------------------------
+def read_text(ns: argparse.Namespace) -> str:
+    if ns.text is not None:
+        return ns.text
+    if ns.file is not None and str(ns.file) != "-":
+        try:
+            return ns.file.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise UsageError(f"--file {ns.file}: no such file") from None
+        except (OSError, UnicodeDecodeError) as e:
+            raise UsageError(f"--file {ns.file} cannot be read as UTF-8 text: {e}") from e
+    if sys.stdin.isatty():
+        print("reading the text from stdin; end it with Ctrl-D", file=sys.stderr)
+    try:
+        return sys.stdin.read()
+    except UnicodeDecodeError as e:
+        raise UsageError(f"standard input is not UTF-8 text: {e}") from e
+
+
+def output_format(ns: argparse.Namespace) -> str:
+    if ns.format:
+        return ns.format
+    if ns.output == "-":
+        return "wav"
+    return SUFFIX_FORMATS.get(Path(ns.output).suffix.lower(), "wav")
+
+
+def check_paths(ns: argparse.Namespace) -> None:
+    """Cheap checks before any model loads."""
+    if ns.prompt is not None and not ns.prompt.is_file():
+        raise UsageError(f"--prompt {ns.prompt}: no such file; give a recording of 3–30 s "
+                         "of speech (wav, flac, ogg, mp3)")
+    if ns.output != "-":
+        folder = Path(ns.output).expanduser().resolve().parent
+        if not folder.is_dir():
+            raise UsageError(f"-o {ns.output}: the folder {folder} does not exist")
+
+
+def make_request(ns: argparse.Namespace, text: str):
+    from cosyvoice.pipeline import SynthesisRequest
+
+    mode = ns.mode or ("instruct" if ns.instruct else "clone" if ns.prompt else "preset")
+    values: dict[str, Any] = dict(
+        text=text, mode=mode, voice=ns.voice, prompt_path=str(ns.prompt) if ns.prompt else None,
+        prompt_text=ns.prompt_text, speed=ns.speed, seed=ns.seed, strength=ns.strength)
+    if ns.instruct:
+        if "instruction" not in {f.name for f in dataclasses.fields(SynthesisRequest)}:
+            raise UsageError("--instruct: this build cannot apply instructions yet")
+        values["instruction"] = ns.instruct
+    return SynthesisRequest(**values)
+
+
+def cmd_synthesize(ns: argparse.Namespace) -> int:
+    text = read_text(ns)
+    fmt = output_format(ns)
+    check_paths(ns)
+    synth = build_synthesizer(settings_for(ns))
+    req = make_request(ns, text)
+    t0 = time.perf_counter()
+    wav, sr, sentences = render(synth, req)
+    elapsed = time.perf_counter() - t0
+    from cosyvoice.audio.encode import encode
+
+    where = write_output(ns.output, encode(wav, sr, fmt))
+    # Models load on first use, inside the timed call: their load time (a fresh manager,
+    # so every READY model loaded during this run) is reported apart from the RTF.
+    loading = sum(m["load_seconds"] for m in synth.manager.states() if m["state"] == "READY")
+    duration = len(wav) / sr
+    rtf = max(elapsed - loading, 0.0) / max(duration, 1e-6)
+    summary = (f"{where}  {duration:.2f} s audio ({fmt}, {sr} Hz, {sentences} sentence"
+               f"{'s' if sentences != 1 else ''})  RTF {rtf:.3f}  ({elapsed:.2f} s, of which "
+               f"{loading:.2f} s loading models)")
+    print(summary, file=sys.stderr if ns.output == "-" else sys.stdout)
+    return EXIT_OK
+
+
+def render(synth: Any, req: Any) -> tuple[Any, int, int]:
+    """All sentences joined as the app joins them; one progress line per sentence on
+    stderr when there is more than one. Model loading on first use is part of the time."""
+    from cosyvoice.pipeline import join_chunks
+
+    t0 = time.perf_counter()
+    pieces = []
+    sr = 0
+    for chunk in synth.stream(req):
+        pieces.append(chunk.wav)
+        sr = chunk.sample_rate
+        if chunk.total > 1:
+            snippet = " ".join(chunk.text.split())
+            if len(snippet) > PROGRESS_TEXT_CHARS:
+                snippet = snippet[:PROGRESS_TEXT_CHARS - 1] + "…"
+            print(f"[{chunk.index + 1}/{chunk.total}] {time.perf_counter() - t0:6.1f} s  "
+                  f"{snippet}", file=sys.stderr, flush=True)
+    return join_chunks(pieces, sr), sr, len(pieces)
+
+
+def write_output(output: str, data: bytes) -> str:
+    """Write ``data`` to ``output`` via a temporary name and a rename; '-' is stdout."""
+    if output == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return "<stdout>"
+    path = Path(output).expanduser()
+    tmp = path.with_name(f".{path.name}.partial-{os.getpid()}")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise UsageError(f"-o {output} cannot be written: {e.strerror or e}") from e
+    return str(path)
+
+
+# ---- voices ----------------------------------------------------------------------------
+def cmd_voices_list(ns: argparse.Namespace) -> int:
+    import json
+
+    from cosyvoice.pipeline import PRESET_VOICES
+
+    store = voice_store(settings_for(ns))
+    presets = [{"name": k, "kind": "preset", "description": d}
+               for k, (_, d) in PRESET_VOICES.items()]
+    saved = [v.summary() for v in store.list()]
+    if ns.json:
+        print(json.dumps({"voices": presets + saved, "voices_dir": str(store.root)},
+                         ensure_ascii=False, indent=1))
+        return EXIT_OK
+    for p in presets:
+        print(f"{p['name']:<24} preset  {p['description']}")
+    for s in saved:
+        f0 = f"F0 {s['f0_median_hz']:.0f} Hz" if s["f0_median_hz"] is not None else "F0 ?"
+        seconds = s.get("prompt_seconds")
+        length = f", prompt {seconds:.1f} s" if isinstance(seconds, (int, float)) else ""
+        print(f"{s['name']:<24} saved   {f0}{length}")
+    print(f"{len(saved)} saved voice{'s' if len(saved) != 1 else ''} in {store.root}",
+          file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_voices_add(ns: argparse.Namespace) -> int:
+    from cosyvoice.voice.store import save_from_prompt
+
+    if not ns.prompt.is_file():
+        raise UsageError(f"{ns.prompt}: no such file; give a recording of 3–30 s of speech "
+                         "(wav, flac, ogg, mp3)")
+    synth = build_synthesizer(settings_for(ns))
+    voice = save_from_prompt(synth.voices, synth, ns.name, ns.prompt, ns.text)
+    s = voice.summary()
+    print(f"saved voice {voice.name!r} (prompt {s['prompt_seconds']} s, F0 median "
+          f"{s['f0_median_hz']} Hz) in {voice.path}")
+    return EXIT_OK
+
+
+def cmd_voices_rm(ns: argparse.Namespace) -> int:
+    store = voice_store(settings_for(ns))
+    _refuse_builtin(store, ns.name, "deleted")
+    print(f"deleted voice {store.delete(ns.name)!r}")
+    return EXIT_OK
+
+
+def cmd_voices_rename(ns: argparse.Namespace) -> int:
+    store = voice_store(settings_for(ns))
+    _refuse_builtin(store, ns.old, "renamed")
+    voice = store.rename(ns.old, ns.new)
+    print(f"renamed voice {ns.old!r} to {voice.name!r}")
+    return EXIT_OK
+
+
+def _refuse_builtin(store: Any, name: str, what: str) -> None:
+    if name.strip().casefold() in {r.casefold() for r in store.reserved}:
+        raise UsageError(f"{name!r} is a built-in voice; it cannot be {what}")
+
+
+# ---- entry point -----------------------------------------------------------------------
+def main(argv: Sequence[str] | None = None) -> int:
+    ns = build_parser().parse_args(argv)  # exits 2 with argparse's message on bad usage
+    ns.verbose = getattr(ns, "verbose", False)
+    logging.basicConfig(level=logging.INFO if ns.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    from cosyvoice.errors import CosyVoiceError
+
+    try:
+        return ns.func(ns)
+    except UsageError as e:
+        return _fail(str(e), EXIT_USAGE)
+    except CosyVoiceError as e:  # typed core errors: 4xx = the input, 5xx = the engine
+        return _fail(str(e), EXIT_USAGE if e.http_status < 500 else EXIT_ERROR)
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+    except BrokenPipeError:  # e.g. `voices list | head`: the reader left; say nothing more
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so the exit-time flush cannot fail again
+        return EXIT_ERROR
+    except Exception as e:  # noqa: BLE001 - the edge: one line, the traceback with -v
+        logger.debug("unexpected error", exc_info=True)
+        if ns.verbose:
+            logger.exception("unexpected error")
+        return _fail(f"{type(e).__name__}: {e}", EXIT_ERROR)
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return code

@@ -1,0 +1,136 @@
+"""``python -m cosyvoice``: the command line run as a real subprocess with real models."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from tests.conftest import ROOT
+
+
+def cli(*args: str, cwd: Path, stdin: str | None = None, env: dict | None = None,
+        timeout: float = 300) -> subprocess.CompletedProcess:
+    environ = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1", **(env or {})}
+    return subprocess.run([sys.executable, "-m", "cosyvoice", *args], cwd=cwd, input=stdin,
+                          capture_output=True, text=True, timeout=timeout, env=environ)
+
+
+@pytest.mark.parametrize("args", [(), ("synthesize",), ("voices",), ("voices", "list"),
+                                  ("voices", "add"), ("voices", "rm"), ("voices", "rename")])
+def test_help_everywhere(args, tmp_path):
+    done = cli(*args, "--help", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: python -m cosyvoice")
+    if args == ("synthesize",):
+        for flag in ("--text", "--file", "--mode", "--prompt", "--prompt-text", "--instruct",
+                     "--voice", "--speed", "--seed", "--format", "--output"):
+            assert flag in done.stdout
+
+
+def test_usage_errors_exit_2_before_loading_models(tmp_path):
+    both = cli("synthesize", "--text", "Hi.", "--file", "x.txt", "-o", "x.wav", cwd=tmp_path)
+    assert both.returncode == 2 and "not allowed with argument" in both.stderr
+    no_file = cli("synthesize", "--file", "missing.txt", "-o", "x.wav", cwd=tmp_path)
+    assert no_file.returncode == 2
+    assert "error: --file missing.txt: no such file" in no_file.stderr
+    no_prompt = cli("synthesize", "--text", "Hi.", "--prompt", "nope.wav", "-o", "x.wav",
+                    cwd=tmp_path)
+    assert no_prompt.returncode == 2 and "--prompt nope.wav: no such file" in no_prompt.stderr
+    no_dir = cli("synthesize", "--text", "Hi.", "-o", "no/such/dir/x.wav", cwd=tmp_path)
+    assert no_dir.returncode == 2 and "does not exist" in no_dir.stderr
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.slow
+def test_synthesize_text_to_wav_with_progress(tmp_path):
+    out = tmp_path / "hello.wav"
+    done = cli("synthesize", "--text", "Hello from the command line. This is the second "
+               "sentence.", "--seed", "7", "-o", str(out), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    wav, sr = sf.read(out)
+    info = sf.info(out)
+    assert info.format == "WAV" and sr == 22050 and wav.ndim == 1
+    assert 1.5 < len(wav) / sr < 15
+    assert np.sqrt(np.mean(wav ** 2)) > 0.01  # speech, not silence
+    assert "[1/2]" in done.stderr and "[2/2]" in done.stderr
+    m = re.search(r"^(\S+)\s+([\d.]+) s audio \(wav, 22050 Hz, 2 sentences\)\s+RTF ([\d.]+)",
+                  done.stdout, re.M)
+    assert m, done.stdout
+    assert Path(m.group(1)) == out and abs(float(m.group(2)) - len(wav) / sr) < 0.01
+    assert float(m.group(3)) > 0
+    assert not list(tmp_path.glob(".*partial*"))
+
+
+@pytest.mark.slow
+def test_text_errors_exit_2_with_the_message(tmp_path):
+    empty = cli("synthesize", "-o", "x.wav", cwd=tmp_path, stdin="   \n")
+    assert empty.returncode == 2
+    assert empty.stderr.strip().splitlines()[-1] == "error: Please type some text to synthesize."
+    fast = cli("synthesize", "--text", "Hi there.", "--speed", "5", "-o", "x.wav", cwd=tmp_path)
+    assert fast.returncode == 2 and "speed is 5" in fast.stderr and "0.5 and 2.0" in fast.stderr
+    assert not (tmp_path / "x.wav").exists()
+
+
+@pytest.mark.slow
+def test_bad_prompts_exit_2_with_the_message(tmp_path, real_male_prompt):
+    junk = tmp_path / "junk.wav"
+    junk.write_bytes(os.urandom(4000))
+    done = cli("synthesize", "--text", "Hello.", "--prompt", str(junk), "-o", "x.wav",
+               cwd=tmp_path)
+    assert done.returncode == 2
+    assert "error: could not read the prompt file" in done.stderr and "WAV" in done.stderr
+    wav, sr = sf.read(real_male_prompt)
+    short = tmp_path / "short.wav"
+    sf.write(short, wav[: int(1.2 * sr)], sr)  # 1.2 s of real speech: too short to clone
+    done = cli("synthesize", "--text", "Hello.", "--prompt", str(short), "-o", "x.wav",
+               cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: ") and "3–30 s" in last, last
+    assert "Traceback" not in done.stderr and not (tmp_path / "x.wav").exists()
+
+
+@pytest.mark.slow
+def test_voices_add_list_speak_rename_rm(tmp_path, real_female_prompt):
+    voices = tmp_path / "voices"
+    env = {"COSYVOICE_VOICES_DIR": str(voices)}  # env for some calls, --voices-dir for others
+    added = cli("voices", "add", "Cate B", str(real_female_prompt), "--text", "a transcript",
+                cwd=tmp_path, env=env)
+    assert added.returncode == 0, added.stderr
+    assert "saved voice 'Cate B'" in added.stdout
+    again = cli("voices", "add", "cate b", str(real_female_prompt), "--voices-dir",
+                str(voices), cwd=tmp_path)
+    assert again.returncode == 2 and "already saved" in again.stderr
+
+    listed = cli("voices", "--voices-dir", str(voices), "list", "--json", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    by_name = {v["name"]: v for v in json.loads(listed.stdout)["voices"]}
+    assert set(by_name) == {"joe", "baker", "Cate B"}
+    assert by_name["Cate B"]["transcript"] == "a transcript"
+    assert 150 < by_name["Cate B"]["f0_median_hz"] < 260  # a female voice
+
+    out = tmp_path / "saved.flac"  # text on stdin, format from the suffix
+    spoken = cli("synthesize", "--voice", "cate b", "-o", str(out), cwd=tmp_path, env=env,
+                 stdin="Spoken in a saved voice, read from standard input.")
+    assert spoken.returncode == 0, spoken.stderr
+    assert sf.info(out).format == "FLAC" and sf.info(out).duration > 1.0
+
+    renamed = cli("voices", "rename", "Cate B", "Cate 2", cwd=tmp_path, env=env)
+    assert renamed.returncode == 0 and "'Cate 2'" in renamed.stdout, renamed.stderr
+    table = cli("voices", "list", "--voices-dir", str(voices), cwd=tmp_path).stdout
+    assert re.search(r"^Cate 2\s+saved\s+F0 \d+ Hz", table, re.M) and "Cate B" not in table
+    builtin = cli("voices", "rm", "joe", cwd=tmp_path, env=env)
+    assert builtin.returncode == 2 and "built-in voice" in builtin.stderr
+    assert cli("voices", "rm", "cate 2", cwd=tmp_path, env=env).returncode == 0
+    gone = cli("voices", "rm", "Cate 2", cwd=tmp_path, env=env)
+    assert gone.returncode == 2 and "no saved voice is called 'Cate 2'" in gone.stderr
+    assert json.loads(cli("voices", "list", "--json", cwd=tmp_path, env=env).stdout)[
+        "voices"][2:] == []
