@@ -225,6 +225,11 @@ class Synthesizer:
         """Parse the instruction into ``plan.style`` (its messages into the notes); check a
         dialect up front so an unsupported one is refused before any audio is made."""
         ins = parse_instruction(req.instruction)
+        if ins.unknown and not ins.understood:
+            words = ", ".join(ins.unknown)
+            raise TextError(f"instruction not understood: {words} / 未能理解指令：{words}. Try "
+                            "e.g. \"speak happily and a bit faster\", \"悲伤地朗读\", "
+                            "\"语速 1.5 倍\", \"higher pitch\", \"用四川话说\"")
         plan.notes.extend(ins.messages())
         style = Style.from_instruction(ins, self.emotion_rules)
         if style.dialect is not None:

@@ -105,7 +105,8 @@ class SpeechBody(BaseModel):
     voice: str = "alloy"
     response_format: Literal["mp3", "opus", "aac", "flac", "wav", "pcm"] = "mp3"
     speed: float = Field(1.0, ge=0.5, le=2.0)
-    instructions: str | None = Field(None, max_length=1000)
+    instructions: str | None = Field(None, max_length=1000, description="style in words "
+                                     "(emotion, speed, volume, pitch, dialect), as instruction")
 
 
 def _error(status: int, message: str, kind: str, retry: bool = False) -> JSONResponse:
@@ -191,6 +192,8 @@ class Api:
         headers = {"X-Audio-Duration": f"{result.duration_s:.3f}",
                    "X-Synthesis-Seconds": f"{result.elapsed_s:.3f}",
                    "X-Output-File": result.path.name}
+        if result.notes:
+            headers["X-CosyVoice-Notes"] = notes_header(result.notes)
         return Response(data, media_type=media_type(fmt, result.sample_rate), headers=headers)
 
     def streaming(self, req: SynthesisRequest, fmt: str) -> StreamingResponse:
@@ -221,6 +224,14 @@ class Api:
                 slot.__exit__(None, None, None)
 
         return StreamingResponse(body(), media_type=media_type(fmt, sr))
+
+
+def notes_header(notes: list[str]) -> str:
+    """The result's notes for the ``X-CosyVoice-Notes`` header: joined by " | ", UTF-8
+    percent-encoded (headers are Latin-1; the notes may be Chinese)."""
+    from urllib.parse import quote
+
+    return quote(" | ".join(notes), safe=" ,;:()/'+=-_.~|")
 
 
 def _validate(model: type[BaseModel], data: object) -> BaseModel:
@@ -287,12 +298,11 @@ def api_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
         fmt = "pcm16" if body.response_format == "pcm" else body.response_format
         fmt = check_format(fmt)
         voice = _speech_voice(synth, body.voice)
-        req = SynthesisRequest(text=body.input, voice=voice, speed=body.speed)
-        response = api.full(req, fmt)
-        if body.instructions:
-            response.headers["X-CosyVoice-Notes"] = ("instructions are not applied by this "
-                                                     "build yet")
-        return response
+        instruction = (body.instructions or "").strip()
+        req = SynthesisRequest(text=body.input, voice=voice, speed=body.speed,
+                               mode="instruct" if instruction else "preset",
+                               instruction=instruction)
+        return api.full(req, fmt)
 
     @router.get("/v1/models", tags=["openai"])
     def models() -> dict:
