@@ -30,6 +30,63 @@ TEXTS: dict[str, tuple[str, str]] = {
         "text. Step 3: press Generate.",
         "第一步：上传或录制3–30秒清晰的单人语音。第二步：输入合成文本。第三步：点击生成音频。",
     ),
+    "mode_xlingual": ("Cross-lingual cloning", "跨语种复刻"),
+    "mode_instruct": ("Instruction control", "自然语言控制"),
+    "step_xlingual": (
+        "Step 1: upload or record 3–30 s of clear speech in one language. Step 2: type the "
+        "text in the other language (a Chinese prompt speaking English, or the reverse). "
+        "Step 3: press Generate.",
+        "第一步：上传或录制3–30秒一种语言的清晰语音。第二步：输入另一种语言的合成文本"
+        "（中文参考音频说英文，或反之）。第三步：点击生成音频。",
+    ),
+    "step_instruct": (
+        "Step 1: choose a voice, or upload a prompt (optional; it replaces the voice). "
+        "Step 2: type the instruction and the text. Step 3: press Generate.",
+        "第一步：选择预训练音色，或上传参考音频（可选，优先于音色）。第二步：输入指令文本和合成文本。"
+        "第三步：点击生成音频。",
+    ),
+    "instruction": ("Instruction", "指令文本"),
+    "instruction_ph": (
+        "e.g. speak happily and a bit faster · angry, loud voice · 用四川话说这句话 · "
+        "悲伤地朗读 · 小声一点",
+        "例如：用四川话说这句话 · 悲伤地朗读 · 语速 1.5 倍 · speak happily and a bit faster",
+    ),
+    "dialects": ("Chinese dialects", "方言列表"),
+    "dialects_head": ("| dialect | | note |\n|---|---|---|",
+                      "| 方言 | | 说明 |\n|---|---|---|"),
+    "dialect_yes": ("✅ supported", "✅ 支持"),
+    "dialect_no": ("❌ not available", "❌ 不支持"),
+    "dialects_missing": ("The dialect list is not available in this build.",
+                         "此版本没有方言列表。"),
+    "save_name": ("Save this voice as", "保存音色名称"),
+    "save_name_ph": ("a name, e.g. my-voice (letters, digits, space . - _)",
+                     "名称，例如：我的声音（字母、数字、空格 . - _）"),
+    "save_btn": ("💾 Save voice", "💾 保存音色"),
+    "saved_voice": ("Saved voice **{name}**: it is now in the preset voice list.",
+                    "已保存音色 **{name}**，可在预训练音色列表中选择。"),
+    "save_needs_prompt": ("Upload or record a prompt first, then save it under a name.",
+                          "请先上传或录制参考音频，再填写名称保存。"),
+    "saved_label": ("saved voice", "已保存音色"),
+    "stream": ("Stream (play while synthesizing)", "流式推理（边合成边播放）"),
+    "stream_no_ffmpeg": (
+        "Streaming output needs ffmpeg and ffprobe on the server (Debian/Ubuntu: "
+        "apt-get install ffmpeg); use Generate without streaming meanwhile.",
+        "流式输出需要服务器安装 ffmpeg 和 ffprobe（Debian/Ubuntu：apt-get install ffmpeg），"
+        "请暂时使用非流式生成。",
+    ),
+    "stream_output": ("Result (streaming)", "合成音频（流式）"),
+    "streaming": ("Streaming: sentence {i}/{n} ready…", "流式合成：第 {i}/{n} 句已就绪……"),
+    "picture": ("Waveform and mel spectrogram", "波形与梅尔频谱"),
+    "history": ("This session's results", "本次会话的合成记录"),
+    "history_pick": ("Play or download again", "重新播放或下载"),
+    "history_audio": ("From the history", "历史音频"),
+    "col_n": ("#", "序号"),
+    "col_time": ("Time", "时间"),
+    "col_mode": ("Mode", "模式"),
+    "col_text": ("Text", "文本"),
+    "col_seconds": ("Seconds", "时长（秒）"),
+    "col_file": ("File", "文件"),
+    "notes": ("Notes", "说明"),
     "text": ("Text to synthesize", "输入合成文本"),
     "text_ph": ("Type Chinese or English text here, e.g. 今天天气很好。 or Hello!",
                 "在此输入中文或英文文本，例如：今天天气很好。"),

@@ -1,17 +1,26 @@
 """The Gradio Blocks UI. Built from a Synthesizer; holds no models itself.
 
-The synthesis event is exposed as ``api_name="generate"`` so scripts can call it with
-``gradio_client`` (parameters documented in the README).
+The synthesis event is exposed as ``api_name="generate"`` (returns the WAV path and a
+status line) and the streaming one as ``api_name="generate_stream"`` (yields WAV chunks,
+then the status), so scripts can call them with ``gradio_client`` (parameters documented
+in the README; new parameters are appended with defaults so old calls keep working).
 """
 
 from __future__ import annotations
 
+import io
 import logging
 import random
+import shutil
+import time
 from contextlib import nullcontext
+from datetime import datetime
 
 import gradio as gr
+import numpy as np
+import soundfile as sf
 
+from cosyvoice.audio.io import write_wav_atomic
 from cosyvoice.errors import CosyVoiceError
 from cosyvoice.pipeline import (
     PRESET_VOICES,
@@ -22,17 +31,28 @@ from cosyvoice.pipeline import (
 )
 from cosyvoice.server.admin import AdminActions, build_models_panel
 from cosyvoice.server.gate import SynthesisGate
-from cosyvoice.server.texts import t
+from cosyvoice.server.texts import bilingual, t
+from cosyvoice.voice.store import save_from_prompt
 
 logger = logging.getLogger(__name__)
 
+MODE_KEYS = {"preset": "mode_preset", "clone": "mode_clone",
+             "cross_lingual": "mode_xlingual", "instruct": "mode_instruct"}
+STEP_KEYS = {"preset": "step_preset", "clone": "step_clone",
+             "cross_lingual": "step_xlingual", "instruct": "step_instruct"}
+INSTRUCTION_MAX_CHARS = 300
+HISTORY_MAX = 20  # results kept in a session's history list
+HISTORY_COLS = ("col_n", "col_time", "col_mode", "col_text", "col_seconds", "col_file")
+
 
 def _mode_choices(lang: str) -> list[tuple[str, str]]:
-    return [(t("mode_preset", lang), "preset"), (t("mode_clone", lang), "clone")]
+    return [(t(key, lang), mode) for mode, key in MODE_KEYS.items()]
 
 
-def _voice_choices() -> list[tuple[str, str]]:
-    return [(label, key) for key, (_, label) in PRESET_VOICES.items()]
+def _voice_choices(synth: Synthesizer, lang: str = "en") -> list[tuple[str, str]]:
+    """The bundled voices, then every saved voice (read from the store on each call)."""
+    saved = [(f"{name} · {t('saved_label', lang)}", name) for name in synth.voices.names()]
+    return [(label, key) for key, (_, label) in PRESET_VOICES.items()] + saved
 
 
 def _parse_seed(seed) -> int | None:
@@ -44,29 +64,174 @@ def _parse_seed(seed) -> int | None:
         raise gr.Error(f"seed must be a whole number from 0 to {SEED_MAX}, or empty") from e
 
 
+def _request(mode, text, voice, prompt_audio, prompt_text, speed, seed, strength,
+             instruction) -> SynthesisRequest:
+    return SynthesisRequest(text=text or "", mode=mode or "preset", voice=voice or "joe",
+                            prompt_path=prompt_audio, prompt_text=prompt_text or "",
+                            speed=float(speed), seed=_parse_seed(seed),
+                            strength=float(strength), instruction=instruction or "")
+
+
+def _status(audio_s: float, elapsed_s: float, sentences: int, name: str,
+            notes: list[str]) -> str:
+    status = t("done").format(audio=audio_s, elapsed=elapsed_s,
+                              rtf=elapsed_s / max(audio_s, 1e-6), sentences=sentences,
+                              name=name)
+    return status + "".join(f"\n\n{n}" for n in notes)
+
+
+def remember(history: list[dict] | None, path: str, req: SynthesisRequest,
+             seconds: float) -> list[dict]:
+    """This session's history with one more result, newest last, at most HISTORY_MAX."""
+    history = list(history or [])
+    n = (history[-1]["n"] + 1) if history else 1
+    entry = {"n": n, "time": datetime.now().strftime("%H:%M:%S"), "path": path,
+             "mode": req.mode, "text": req.text, "seconds": round(seconds, 2)}
+    return [*history, entry][-HISTORY_MAX:]
+
+
 def make_generate(synth: Synthesizer, gate: SynthesisGate | None = None):
-    """The event handler: UI values → SynthesisRequest → (wav path, status)."""
+    """The event handler: UI values → SynthesisRequest → (wav path, status, history).
+
+    ``history`` is the session's gr.State (not part of the API's parameters or results)."""
 
     def generate(mode: str, text: str, voice: str, prompt_audio: str | None,
                  prompt_text: str, speed: float, seed, strength: float,
+                 instruction: str | None = None, history: list[dict] | None = None,
                  progress=gr.Progress()):
-        req = SynthesisRequest(text=text or "", mode=mode or "preset", voice=voice or "joe",
-                               prompt_path=prompt_audio, prompt_text=prompt_text or "",
-                               speed=float(speed), seed=_parse_seed(seed),
-                               strength=float(strength))
+        req = _request(mode, text, voice, prompt_audio, prompt_text, speed, seed, strength,
+                       instruction)
         try:
             progress(0.0, desc="checking input")
             with gate.slot() if gate is not None else nullcontext():
                 result = synth.synthesize(req, progress=lambda f, d: progress(f, desc=d))
         except CosyVoiceError as e:
             raise gr.Error(str(e)) from None
-        notes = "".join(f"\n\n{n}" for n in result.notes)
-        status = t("done").format(audio=result.duration_s, elapsed=result.elapsed_s,
-                                  rtf=result.rtf, sentences=result.sentences,
-                                  name=result.path.name)
-        return str(result.path), status + notes
+        status = _status(result.duration_s, result.elapsed_s, result.sentences,
+                         result.path.name, result.notes)
+        return (str(result.path), status,
+                remember(history, str(result.path), req, result.duration_s))
 
     return generate
+
+
+def wav_bytes(wav: np.ndarray, sr: int) -> bytes:
+    """One streamed chunk: a complete 16-bit WAV file, as the saved output is written."""
+    buf = io.BytesIO()
+    sf.write(buf, np.clip(wav, -1.0, 1.0), sr, subtype="PCM_16", format="WAV")
+    return buf.getvalue()
+
+
+def make_generate_stream(synth: Synthesizer, gate: SynthesisGate | None = None):
+    """The streaming handler: yields (WAV chunk, status, history) per sentence as soon as
+    it is ready, then (None, final status, history + this result) once the whole output is
+    saved. The chunks are the pipeline's cross-faded pieces, so together they are the
+    saved file, sample for sample."""
+
+    def generate_stream(mode: str, text: str, voice: str, prompt_audio: str | None,
+                        prompt_text: str, speed: float, seed, strength: float,
+                        instruction: str | None = None, history: list[dict] | None = None,
+                        progress=gr.Progress()):
+        if not streaming_available():
+            raise gr.Error(bilingual("stream_no_ffmpeg"))
+        req = _request(mode, text, voice, prompt_audio, prompt_text, speed, seed, strength,
+                       instruction)
+        t0 = time.perf_counter()
+        pieces: list[np.ndarray] = []
+        sr = synth.sample_rate
+        try:
+            with gate.slot() if gate is not None else nullcontext():
+                for chunk in synth.stream(req):
+                    pieces.append(chunk.wav)
+                    progress((chunk.index + 1) / chunk.total,
+                             desc=f"sentence {chunk.index + 1}/{chunk.total}")
+                    yield (wav_bytes(chunk.wav, chunk.sample_rate),
+                           t("streaming").format(i=chunk.index + 1, n=chunk.total), history)
+        except CosyVoiceError as e:
+            raise gr.Error(str(e)) from None
+        wav = np.concatenate(pieces) if pieces else np.zeros(0, np.float32)
+        path = write_wav_atomic(synth.output_path(req), wav, sr)
+        seconds = len(wav) / sr
+        status = _status(seconds, time.perf_counter() - t0, len(pieces), path.name, [])
+        yield None, status, remember(history, str(path), req, seconds)
+
+    return generate_stream
+
+
+def make_save_voice(synth: Synthesizer):
+    """Save the prompt's voice profile under a name; the voice list (with the new voice
+    selected) is refreshed."""
+
+    def save_voice(name: str, prompt_audio: str | None, prompt_text: str, lang: str):
+        if not prompt_audio:
+            raise gr.Error(t("save_needs_prompt", lang))
+        try:
+            saved = save_from_prompt(synth.voices, synth, name or "", prompt_audio,
+                                     prompt_text or "")
+        except CosyVoiceError as e:
+            raise gr.Error(str(e)) from None
+        return (t("saved_voice", lang).format(name=saved.name),
+                gr.update(choices=_voice_choices(synth, lang), value=saved.name))
+
+    return save_voice
+
+
+def show_result(history: list[dict] | None):
+    """The newest result's picture, the history table and the replay dropdown."""
+    if not history:
+        return gr.skip(), [], gr.update(choices=[])
+    from cosyvoice.server.plots import result_picture
+
+    newest = history[-1]
+    wav, sr = sf.read(newest["path"], dtype="float32")
+    return (result_picture(wav, sr), history_table(history),
+            gr.update(choices=_history_choices(history), value=newest["path"]))
+
+
+def history_table(history: list[dict] | None) -> list[list]:
+    """Rows (newest first): number, time, mode, text (cut), seconds, file name."""
+    history = history or []
+    return _history_table(history)
+
+
+def _history_table(history: list[dict]) -> list[list]:
+    return [[h["n"], h["time"], h["mode"], h["text"][:60], h["seconds"],
+             h["path"].rsplit("/", 1)[-1]] for h in reversed(history)]
+
+
+def _history_choices(history: list[dict]) -> list[tuple[str, str]]:
+    return [(f"{h['n']}. {h['time']} · {h['text'][:40]}", h["path"]) for h in reversed(history)]
+
+
+def dialect_markdown(lang: str = "en") -> str:
+    """The dialect table (supported and not) from cosyvoice.voice.dialects, if present."""
+    try:
+        from cosyvoice.voice.dialects import DIALECTS
+    except ImportError:
+        return t("dialects_missing", lang)
+    items = DIALECTS.values() if isinstance(DIALECTS, dict) else DIALECTS
+    rows = [t("dialects_head", lang)]
+    for d in items:
+        name = d.name_zh if lang == "zh" else f"{d.name_en} ({d.name_zh})"
+        mark = t("dialect_yes" if d.supported else "dialect_no", lang)
+        reason = str(getattr(d, "reason", "") or "").replace("|", "/").replace("\n", " ")
+        rows.append(f"| {name} | {mark} | {reason} |")
+    return "\n".join(rows)
+
+
+def _visibility(m: str) -> dict[str, bool]:
+    """Which optional inputs a mode shows."""
+    prompt_mode = m in ("clone", "cross_lingual")
+    return {"voice": m in ("preset", "instruct"), "prompt": prompt_mode or m == "instruct",
+            "prompt_text": m == "clone", "strength": prompt_mode or m == "instruct",
+            "instruct": m == "instruct", "save": prompt_mode}
+
+
+def streaming_available() -> bool:
+    """Gradio's streaming audio output encodes with ``ffmpeg``, and once ffmpeg is on PATH
+    its other audio paths probe files with ``ffprobe``: both must be installed (Debian:
+    ``apt-get install ffmpeg``)."""
+    return shutil.which("ffmpeg") is not None and shutil.which("ffprobe") is not None
 
 
 def build_ui(synth: Synthesizer, gate: SynthesisGate | None = None,
@@ -74,75 +239,161 @@ def build_ui(synth: Synthesizer, gate: SynthesisGate | None = None,
     """The Synthesis tab, plus the Models tab when ``admin`` actions are given."""
     settings = synth.settings
     with gr.Blocks(title="CosyVoice WebUI", delete_cache=(3600, 3600)) as demo:
-        title = gr.Markdown(t("title"))
-        limits = gr.Markdown(t("limits"))
-        ui_lang = gr.Radio([("English", "en"), ("中文", "zh")], value="en",
-                           label=t("ui_lang"), elem_id="ui-lang")
+        c = _SynthesisTab()
+        c.header()
         with gr.Tab(t("tab_synthesis"), id="synthesis", elem_id="synthesis-tab") as synth_tab:
             with gr.Row():
                 with gr.Column(scale=3):
-                    mode = gr.Radio(_mode_choices("en"), value="preset", label=t("mode"),
-                                    elem_id="mode")
-                    step = gr.Markdown(t("step_preset"), elem_id="step")
-                    text = gr.Textbox(label=t("text"), placeholder=t("text_ph"), lines=4,
-                                      max_length=settings.max_text_chars, elem_id="text")
-                    voice = gr.Dropdown(_voice_choices(), value="joe", label=t("voice"),
-                                        elem_id="voice")
-                    prompt = gr.Audio(sources=["upload", "microphone"], type="filepath",
-                                      label=t("prompt"), visible=False, elem_id="prompt")
-                    prompt_text = gr.Textbox(label=t("prompt_text"),
-                                             placeholder=t("prompt_text_ph"), visible=False,
-                                             max_length=500, elem_id="prompt-text")
-                    with gr.Row():
-                        speed = gr.Slider(SPEED_RANGE[0], SPEED_RANGE[1], value=1.0, step=0.05,
-                                          label=t("speed"), elem_id="speed")
-                        strength = gr.Slider(0.0, 1.0, value=1.0, step=0.05, label=t("strength"),
-                                             visible=False, elem_id="strength")
-                    with gr.Row():
-                        seed = gr.Number(value=None, label=t("seed"), precision=0, minimum=0,
-                                         maximum=SEED_MAX, elem_id="seed")
-                        dice = gr.Button(t("dice"), size="sm")
-                    generate_btn = gr.Button(t("generate"), variant="primary", elem_id="generate")
+                    c.inputs(synth, settings.max_text_chars)
                 with gr.Column(scale=2):
-                    output = gr.Audio(label=t("output"), type="filepath", interactive=False,
-                                      elem_id="output")
-                    status = gr.Markdown(t("ready"), label=t("status"), elem_id="status")
-
-        def on_mode(m: str, lang: str):
-            clone = m == "clone"
-            return (gr.update(value=t("step_clone" if clone else "step_preset", lang)),
-                    gr.update(visible=not clone), gr.update(visible=clone),
-                    gr.update(visible=clone), gr.update(visible=clone))
-
-        mode.change(on_mode, [mode, ui_lang], [step, voice, prompt, prompt_text, strength],
-                    api_name=False, queue=False)
-        dice.click(lambda: random.randint(0, SEED_MAX), None, seed, api_name=False,
-                   queue=False)
-
-        def on_lang(lang: str, m: str):
-            step_key = "step_clone" if m == "clone" else "step_preset"
-            return (gr.update(value=t("title", lang)), gr.update(value=t("limits", lang)),
-                    gr.update(label=t("ui_lang", lang)),
-                    gr.update(label=t("mode", lang), choices=_mode_choices(lang), value=m),
-                    gr.update(value=t(step_key, lang)),
-                    gr.update(label=t("text", lang), placeholder=t("text_ph", lang)),
-                    gr.update(label=t("voice", lang)), gr.update(label=t("prompt", lang)),
-                    gr.update(label=t("prompt_text", lang)), gr.update(label=t("speed", lang)),
-                    gr.update(label=t("strength", lang)), gr.update(label=t("seed", lang)),
-                    gr.update(value=t("dice", lang)), gr.update(value=t("generate", lang)),
-                    gr.update(label=t("output", lang)))
-
-        ui_lang.change(on_lang, [ui_lang, mode],
-                       [title, limits, ui_lang, mode, step, text, voice, prompt, prompt_text,
-                        speed, strength, seed, dice, generate_btn, output],
-                       api_name=False, queue=False)
-        generate_btn.click(make_generate(synth, gate),
-                           [mode, text, voice, prompt, prompt_text, speed, seed, strength],
-                           [output, status], api_name="generate",
-                           concurrency_id="synthesis")
-        ui_lang.change(lambda lg: gr.update(label=t("tab_synthesis", lg)), ui_lang, synth_tab,
-                       api_name=False, queue=False)
+                    c.outputs()
+        c.wire(synth, gate)
+        demo.load(lambda lg: gr.update(choices=_voice_choices(synth, lg)), c.ui_lang, c.voice,
+                  api_name=False, queue=False)  # saved voices, as of this page load
+        c.ui_lang.change(lambda lg: gr.update(label=t("tab_synthesis", lg)), c.ui_lang,
+                         synth_tab, api_name=False, queue=False)
         if admin is not None:
-            build_models_panel(admin.manager, admin.state, settings, actions=admin, lang=ui_lang)
+            build_models_panel(admin.manager, admin.state, settings, actions=admin,
+                               lang=c.ui_lang)
     demo.queue(max_size=settings.queue_size, default_concurrency_limit=settings.concurrency)
     return demo
+
+
+class _SynthesisTab:
+    """The Synthesis tab's components (built in a Blocks context) and their events."""
+
+    def header(self) -> None:
+        self.title = gr.Markdown(t("title"))
+        self.limits = gr.Markdown(t("limits"))
+        self.ui_lang = gr.Radio([("English", "en"), ("中文", "zh")], value="en",
+                                label=t("ui_lang"), elem_id="ui-lang")
+
+    def inputs(self, synth: Synthesizer, max_text_chars: int) -> None:
+        self.mode = gr.Radio(_mode_choices("en"), value="preset", label=t("mode"),
+                             elem_id="mode")
+        self.step = gr.Markdown(t("step_preset"), elem_id="step")
+        self.text = gr.Textbox(label=t("text"), placeholder=t("text_ph"), lines=4,
+                               max_length=max_text_chars, elem_id="text")
+        self.voice = gr.Dropdown(_voice_choices(synth), value="joe", label=t("voice"),
+                                 elem_id="voice")
+        self.instruction = gr.Textbox(label=t("instruction"), placeholder=t("instruction_ph"),
+                                      max_length=INSTRUCTION_MAX_CHARS, visible=False,
+                                      elem_id="instruction")
+        with gr.Accordion(t("dialects"), open=False, visible=False,
+                          elem_id="dialects") as self.dialects:
+            self.dialect_table = gr.Markdown(dialect_markdown("en"))
+        self.prompt = gr.Audio(sources=["upload", "microphone"], type="filepath",
+                               label=t("prompt"), visible=False, elem_id="prompt")
+        self.prompt_text = gr.Textbox(label=t("prompt_text"), placeholder=t("prompt_text_ph"),
+                                      visible=False, max_length=500, elem_id="prompt-text")
+        with gr.Row(visible=False, elem_id="save-voice-row") as self.save_row:
+            self.save_name = gr.Textbox(label=t("save_name"), placeholder=t("save_name_ph"),
+                                        max_length=40, scale=3, elem_id="save-name")
+            self.save_btn = gr.Button(t("save_btn"), size="sm", scale=1, elem_id="save-voice")
+        self.save_status = gr.Markdown("", elem_id="save-status")
+        with gr.Row():
+            self.speed = gr.Slider(SPEED_RANGE[0], SPEED_RANGE[1], value=1.0, step=0.05,
+                                   label=t("speed"), elem_id="speed")
+            self.strength = gr.Slider(0.0, 1.0, value=1.0, step=0.05, label=t("strength"),
+                                      visible=False, elem_id="strength")
+        with gr.Row():
+            self.seed = gr.Number(value=None, label=t("seed"), precision=0, minimum=0,
+                                  maximum=SEED_MAX, elem_id="seed")
+            self.dice = gr.Button(t("dice"), size="sm")
+            self.stream = gr.Checkbox(False, label=t("stream"), elem_id="stream",
+                                      interactive=streaming_available(),
+                                      info=None if streaming_available()
+                                      else t("stream_no_ffmpeg"))
+        self.generate_btn = gr.Button(t("generate"), variant="primary", elem_id="generate")
+        self.stream_btn = gr.Button(t("generate"), variant="primary", visible=False,
+                                    elem_id="generate-stream")
+
+    def outputs(self) -> None:
+        self.output = gr.Audio(label=t("output"), type="filepath", interactive=False,
+                               elem_id="output")
+        self.stream_output = gr.Audio(label=t("stream_output"), streaming=True, autoplay=True,
+                                      interactive=False, visible=False,
+                                      elem_id="stream-output")
+        self.status = gr.Markdown(t("ready"), label=t("status"), elem_id="status")
+        self.picture = gr.Image(label=t("picture"), type="numpy", interactive=False,
+                                height=260, elem_id="picture")
+        self.history = gr.State([])
+        with gr.Accordion(t("history"), open=True, elem_id="history") as self.history_box:
+            self.history_table = gr.Dataframe(
+                headers=[bilingual(k) for k in HISTORY_COLS], value=[], interactive=False,
+                wrap=True, elem_id="history-table")
+            self.history_pick = gr.Dropdown([], label=t("history_pick"),
+                                            elem_id="history-pick")
+            self.history_audio = gr.Audio(label=t("history_audio"), type="filepath",
+                                          interactive=False, elem_id="history-audio")
+            # Never shown: gives scripts this session's history as api_name="history".
+            self.history_get = gr.Button(visible=False)
+
+    def wire(self, synth: Synthesizer, gate: SynthesisGate | None) -> None:
+        args = [self.mode, self.text, self.voice, self.prompt, self.prompt_text, self.speed,
+                self.seed, self.strength, self.instruction, self.history]
+        shown = [self.picture, self.history_table, self.history_pick]
+        self.generate_btn.click(
+            make_generate(synth, gate), args, [self.output, self.status, self.history],
+            api_name="generate", concurrency_id="synthesis",
+        ).success(show_result, self.history, shown, api_name=False)
+        self.stream_btn.click(
+            make_generate_stream(synth, gate), args,
+            [self.stream_output, self.status, self.history], api_name="generate_stream",
+            concurrency_id="synthesis",
+        ).success(show_result, self.history, shown, api_name=False)
+        self.history_get.click(history_table, self.history, self.history_table,
+                               api_name="history", queue=False)
+        self.history_pick.change(lambda p: p or None, self.history_pick, self.history_audio,
+                                 api_name=False, queue=False)
+        self.save_btn.click(make_save_voice(synth),
+                            [self.save_name, self.prompt, self.prompt_text, self.ui_lang],
+                            [self.save_status, self.voice], api_name="save_voice",
+                            concurrency_id="synthesis")
+        self.mode.change(self.on_mode, [self.mode, self.ui_lang], self._mode_targets(),
+                         api_name=False, queue=False)
+        self.stream.change(lambda s: (gr.update(visible=not s), gr.update(visible=s),
+                                      gr.update(visible=not s), gr.update(visible=s)),
+                           self.stream, [self.generate_btn, self.stream_btn, self.output,
+                                         self.stream_output], api_name=False, queue=False)
+        self.dice.click(lambda: random.randint(0, SEED_MAX), None, self.seed, api_name=False,
+                        queue=False)
+        self.ui_lang.change(self.on_lang, [self.ui_lang, self.mode], self._lang_targets(),
+                            api_name=False, queue=False)
+        refresh = lambda lang: gr.update(choices=_voice_choices(synth, lang))  # noqa: E731
+        self.voice.focus(refresh, self.ui_lang, self.voice, api_name=False, queue=False)
+
+    def _mode_targets(self) -> list:
+        return [self.step, self.voice, self.prompt, self.prompt_text, self.strength,
+                self.instruction, self.dialects, self.save_row]
+
+    def on_mode(self, m: str, lang: str):
+        v = _visibility(m)
+        return (gr.update(value=t(STEP_KEYS.get(m, "step_preset"), lang)),
+                gr.update(visible=v["voice"]), gr.update(visible=v["prompt"]),
+                gr.update(visible=v["prompt_text"]), gr.update(visible=v["strength"]),
+                gr.update(visible=v["instruct"]), gr.update(visible=v["instruct"]),
+                gr.update(visible=v["save"]))
+
+    def _lang_targets(self) -> list:
+        return [self.title, self.limits, self.ui_lang, self.mode, self.step, self.text,
+                self.voice, self.prompt, self.prompt_text, self.speed, self.strength,
+                self.seed, self.dice, self.generate_btn, self.output, self.instruction,
+                self.dialects, self.dialect_table, self.save_name, self.save_btn,
+                self.stream, self.stream_btn, self.stream_output, self.picture,
+                self.history_box, self.history_pick, self.history_audio]
+
+    def on_lang(self, lang: str, m: str):
+        L = lambda key: gr.update(label=t(key, lang))  # noqa: E731
+        V = lambda key: gr.update(value=t(key, lang))  # noqa: E731
+        return (V("title"), V("limits"), L("ui_lang"),
+                gr.update(label=t("mode", lang), choices=_mode_choices(lang), value=m),
+                V(STEP_KEYS.get(m, "step_preset")),
+                gr.update(label=t("text", lang), placeholder=t("text_ph", lang)),
+                L("voice"), L("prompt"), L("prompt_text"), L("speed"), L("strength"),
+                L("seed"), V("dice"), V("generate"), L("output"),
+                gr.update(label=t("instruction", lang), placeholder=t("instruction_ph", lang)),
+                L("dialects"), gr.update(value=dialect_markdown(lang)),
+                gr.update(label=t("save_name", lang), placeholder=t("save_name_ph", lang)),
+                V("save_btn"), L("stream"), V("generate"), L("stream_output"), L("picture"),
+                L("history"), L("history_pick"), L("history_audio"))
