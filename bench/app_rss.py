@@ -51,6 +51,8 @@ def main() -> int:
     print(f"RSS after start-up: {start['VmRSS'] / mb:.0f} MB")
     print(f"RSS after {args.requests} syntheses: {end['VmRSS'] / mb:.0f} MB")
     print(f"peak RSS (VmHWM): {end['VmHWM'] / mb:.0f} MB")
+    print(f"RESULT app_rss_start_mb={start['VmRSS'] / mb:.0f} app_rss_end_mb="
+          f"{end['VmRSS'] / mb:.0f} app_rss_peak_mb={end['VmHWM'] / mb:.0f}")
     return 0
 
 

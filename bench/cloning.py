@@ -159,6 +159,9 @@ def summary(all_res: dict[str, dict[str, Scores]], rtfs: list[float],
     print(f"   VoiceProfile.from_audio median {np.median([t for t, _ in profile_s]):.3f} s "
           f"per prompt, {np.median(per10):.3f} s per 10 s of prompt")
     print("   (timings on a shared machine; similarity/DNSMOS/WER are deterministic)")
+    print(f"RESULT clone_sim_gain={gain:.3f} clone_dnsmos_ovrl={mean['adapted'][1]:.2f} "
+          f"clone_wer_delta={mean['adapted'][2] - mean['piper'][2]:.1f} "
+          f"clone_adapter_rtf={np.median(rtfs):.3f}")
 
 
 def main() -> None:

@@ -135,6 +135,7 @@ def bench_rss(inst: Instance, requests: int, warmup: int) -> bool:
           f"(medians of {k}) → growth {growth:+.1f} MB (target ≤ {RSS_TARGET_MB:g}) "
           f"{'PASS' if growth <= RSS_TARGET_MB else 'FAIL'}")
     print(f"  min {min(mb):.1f} MB · max {max(mb):.1f} MB")
+    print(f"RESULT rss_growth_mb={growth:.1f} rss_requests={requests}")
     return growth <= RSS_TARGET_MB
 
 
@@ -163,6 +164,7 @@ def bench_restarts(inst: Instance, k: int) -> bool:
           f"(min {min(soft):.2f}, max {max(soft):.2f}); target ≤ {SOFT_TARGET_S:g} s "
           f"{'PASS' if s <= SOFT_TARGET_S else 'FAIL'}")
     print(f"ratio hard / soft: {h / s:.1f}×")
+    print(f"RESULT restart_hard_s={h:.2f} reload_soft_s={s:.2f}")
     return h <= HARD_TARGET_S and s <= SOFT_TARGET_S
 
 

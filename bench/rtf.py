@@ -45,6 +45,7 @@ def main() -> int:
         ok &= m <= TARGETS[mode]
         print(f"{mode:8} {m:10.3f} {min(xs):6.3f} {max(xs):6.3f} {TARGETS[mode]:7.2f}  "
               f"{verdict(m <= TARGETS[mode])}")
+    print("RESULT " + " ".join(f"rtf_{mode}={median(xs):.3f}" for mode, xs in rtf.items()))
     return 0 if ok else 1
 
 

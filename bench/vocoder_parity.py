@@ -125,6 +125,7 @@ def main() -> int:
           f"{verdict(diff <= MAX_DIFF)}")
     print(f"speed fast vs reference: {speedup:.2f}× (target ≥ {MIN_SPEEDUP}×) "
           f"{verdict(speedup >= MIN_SPEEDUP)}")
+    print(f"RESULT vocoder_max_diff={diff:.2e} vocoder_speedup={speedup:.2f}")
     return 0 if diff <= MAX_DIFF and speedup >= MIN_SPEEDUP else 1
 
 

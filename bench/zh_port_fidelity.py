@@ -238,6 +238,8 @@ def timing(tts, ref: Reference, runs: int) -> None:
     print(f"   torch port {median(t_port) * 1e3:.0f} ms (RTF {median(t_port) / audio:.3f}) · "
           f"LiteRT int8 {median(t_ref) * 1e3:.0f} ms (RTF {median(t_ref) / audio:.3f}) · "
           f"ratio port/LiteRT {median(t_port) / median(t_ref):.2f}")
+    print(f"RESULT zh_port_rtf={median(t_port) / audio:.3f} "
+          f"zh_port_vs_litert={median(t_port) / median(t_ref):.2f}")
 
 
 def main() -> int:

@@ -132,6 +132,7 @@ def main() -> int:
                   + f"   {table[i, i] / table[i].sum():6.1%}")
         acc = correct / total
         print(f"overall {correct}/{total} = {acc:.1%} (target ≥ 85 %): {verdict(acc >= 0.85)}")
+        print(f"RESULT zh_tones_{name.split()[0]}_acc={acc:.3f}")
     return 0
 
 

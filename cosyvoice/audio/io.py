@@ -64,7 +64,7 @@ def write_wav_atomic(path: str | os.PathLike, wav: np.ndarray, sr: int) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".partial-", suffix=".wav", dir=path.parent)
     except OSError as e:
-        raise _storage_error(e, path) from e
+        raise storage_error(e, path.parent) from e
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(buf.getbuffer())
@@ -73,25 +73,23 @@ def write_wav_atomic(path: str | os.PathLike, wav: np.ndarray, sr: int) -> Path:
     except BaseException as e:
         Path(tmp).unlink(missing_ok=True)
         if isinstance(e, OSError):
-            raise _storage_error(e, path) from e
+            raise storage_error(e, path.parent) from e
         raise
     return path
 
 
-def _storage_error(e: OSError, path: Path) -> StorageError:
-    """A message for a failed write of ``path``: full disk, quota, read-only, permissions."""
-    folder = path.parent
+def storage_error(e: OSError, folder: Path, what: str = "the audio") -> StorageError:
+    """A message for a failed write into ``folder``: full disk, quota, read-only, permissions."""
     if e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
-        why = "the disk is full"
+        why, fix = "the disk is full", "free some space (the Restart button can clear old outputs)"
     elif e.errno == errno.EROFS:
-        why = "the folder is on a read-only disk"
+        why, fix = "the folder is on a read-only disk", "make it writable"
     elif e.errno in (errno.EACCES, errno.EPERM):
-        why = "the app may not write there"
+        why, fix = "the app may not write there", "fix the folder's permissions"
     else:
-        why = e.strerror or str(e)
-    return StorageError(f"could not save the audio in {folder}: {why} — free some space "
-                        "(the Restart button can clear old outputs) or set --outputs-dir to "
-                        "another folder / 无法保存音频：磁盘已满或不可写")
+        why, fix = e.strerror or str(e), "check the disk"
+    return StorageError(f"could not save {what} in {folder}: {why} — {fix} or point the "
+                        "app at another folder / 无法保存：磁盘已满或不可写")
 
 
 def peak_normalize(wav: np.ndarray, peak: float = 0.95) -> np.ndarray:

@@ -7,8 +7,9 @@ with ``Retry-After`` when the server is busy or draining.
 
 from __future__ import annotations
 
+import errno
 import logging
-import os
+import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +29,7 @@ from cosyvoice.audio.encode import (
     pcm16_bytes,
     streaming_wav_header,
 )
+from cosyvoice.audio.io import storage_error
 from cosyvoice.errors import (
     BusyError,
     CosyVoiceError,
@@ -46,6 +48,7 @@ from cosyvoice.server.gate import SynthesisGate
 logger = logging.getLogger(__name__)
 
 RETRY_AFTER_S = 5
+STORAGE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES)
 ENGINE_ID = "cosyvoice-offline"
 # OpenAI's voice names are accepted and spoken by the default voice, so clients written
 # for OpenAI work unchanged; our own voice names pick that voice.
@@ -121,6 +124,18 @@ def install_error_handlers(app: FastAPI) -> None:
         return _error(exc.http_status, str(exc), type(exc).__name__,
                       retry=isinstance(exc, BusyError))
 
+    @app.exception_handler(OSError)
+    async def _os(request: Request, exc: OSError) -> JSONResponse:
+        """A write that the disk refused (full, read-only, no permission) anywhere in a
+        route: 507 with what to do; any other OSError is a bug, logged and answered 500."""
+        if exc.errno in STORAGE_ERRNOS:
+            where = Path(exc.filename).parent if exc.filename else Path("the data folder")
+            return _error(507, str(storage_error(exc, where)), "StorageError")
+        logger.error("unexpected %s on %s", type(exc).__name__, request.url.path,
+                     exc_info=exc)
+        return _error(500, f"internal error ({type(exc).__name__}); see the app log",
+                      type(exc).__name__)
+
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         parts = []
@@ -163,13 +178,20 @@ class Api:
                                       f"{self.max_upload / 2**20:.0f} MB")
 
     async def save_upload(self, upload: UploadFile) -> Path:
+        """Store an upload as ``cache/uploads/<private dir>/<its own safe name>``, so that
+        messages about the file name what the user sent; remove it with :func:`discard_upload`.
+        A client's path (``../../etc/passwd.wav``) is cut to its last part."""
         cache = Path(self.synth.settings.cache_dir) / "uploads"
-        cache.mkdir(parents=True, exist_ok=True)
-        suffix = Path(os.path.basename(upload.filename or "prompt")).suffix[:8] or ".bin"
-        fd, name = tempfile.mkstemp(prefix="prompt-", suffix=suffix, dir=cache)
+        try:
+            cache.mkdir(parents=True, exist_ok=True)
+            path = Path(tempfile.mkdtemp(prefix="prompt-", dir=cache)) / safe_upload_name(
+                upload.filename)
+        except OSError as e:
+            raise StorageError(f"could not store the upload in {cache}: "
+                               f"{e.strerror or e} — free some disk space") from e
         size = 0
         try:
-            with os.fdopen(fd, "wb") as f:
+            with open(path, "xb") as f:
                 while chunk := await upload.read(1 << 20):
                     size += len(chunk)
                     if size > self.max_upload:
@@ -177,12 +199,12 @@ class Api:
                                                   f"{self.max_upload / 2**20:.0f} MB limit")
                     f.write(chunk)
         except BaseException as e:
-            Path(name).unlink(missing_ok=True)
+            discard_upload(path)
             if isinstance(e, OSError):
                 raise StorageError(f"could not store the upload in {cache}: "
                                    f"{e.strerror or e} — free some disk space") from e
             raise
-        return Path(name)
+        return path
 
     # ---- synthesis ----------------------------------------------------------------------
     def full(self, req: SynthesisRequest, fmt: str) -> Response:
@@ -224,6 +246,23 @@ class Api:
                 slot.__exit__(None, None, None)
 
         return StreamingResponse(body(), media_type=media_type(fmt, sr))
+
+
+def safe_upload_name(filename: str | None) -> str:
+    """The last part of a client's file name, in letters, digits, ``.``, ``-``, ``_``."""
+    base = (filename or "").replace("\\", "/").rsplit("/", 1)[-1]
+    base = re.sub(r"[^\w.-]+", "_", base).lstrip(".")[-80:]
+    return base or "prompt.bin"
+
+
+def discard_upload(path: Path) -> None:
+    """Delete an upload stored by :meth:`Api.save_upload` and its private folder."""
+    path.unlink(missing_ok=True)
+    if path.parent.name.startswith("prompt-"):
+        try:
+            path.parent.rmdir()
+        except OSError:
+            pass
 
 
 def notes_header(notes: list[str]) -> str:
@@ -285,8 +324,9 @@ def api_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
                 return await run_in_threadpool(api.streaming, req, fmt)
             return await run_in_threadpool(api.full, req, fmt)
         finally:
-            if prompt is not None and not body.stream:
-                prompt.unlink(missing_ok=True)
+            # Streaming too: the prompt is read before the first chunk is sent.
+            if prompt is not None:
+                discard_upload(prompt)
 
     @router.post("/v1/audio/speech", tags=["openai"], response_class=Response,
                  responses=error_responses(422, 429, 503))

@@ -17,9 +17,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
 
+from cosyvoice.audio.io import storage_error
 from cosyvoice.errors import PromptError, TextError
 from cosyvoice.pipeline import PRESET_VOICES, Synthesizer
-from cosyvoice.server.api import Api, error_responses
+from cosyvoice.server.api import Api, discard_upload, error_responses
 from cosyvoice.server.gate import SynthesisGate
 from cosyvoice.voice.store import (
     NAME_MAX,
@@ -72,7 +73,7 @@ def voices_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
                 "max_saved": store.max_voices}
 
     @router.post("", status_code=201, openapi_extra=_MULTIPART,
-                 responses=error_responses(409, 413, 422, 429, 503))
+                 responses=error_responses(409, 413, 422, 429, 503, 507))
     async def add_voice(request: Request) -> dict:
         """Save the voice of a prompt recording under a name."""
         if not request.headers.get("content-type", "").startswith("multipart/form-data"):
@@ -94,7 +95,7 @@ def voices_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
         try:
             voice = await run_in_threadpool(_save, synth, gate, name, path, str(transcript))
         finally:
-            path.unlink(missing_ok=True)
+            discard_upload(path)
         return _summary(voice)
 
     @router.get("/{name}", responses=error_responses(404))
@@ -127,4 +128,7 @@ def _refuse_builtin(name: str, what: str) -> None:
 def _save(synth: Synthesizer, gate: SynthesisGate, name: str, path, transcript: str
           ) -> SavedVoice:
     with gate.slot(), synth.tracker.track("save_voice"):
-        return save_from_prompt(synth.voices, synth, name, path, transcript)
+        try:
+            return save_from_prompt(synth.voices, synth, name, path, transcript)
+        except OSError as e:  # a full or read-only voices dir: 507 with the reason
+            raise storage_error(e, synth.voices.root, "the voice") from e
