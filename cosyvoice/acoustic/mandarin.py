@@ -67,6 +67,10 @@ class ProsodyControls:
     pitch_scale: float = 1.0
     pitch_shift: float = 0.0
     energy_scale: float = 1.0
+    # Mandarin tone → tone of the phone spoken instead (dialects: {2: 4} says every
+    # 阳平 syllable is spoken with a tone-4 final). Syllables keep their Mandarin ``tone``,
+    # so the other controls still see the tone category; tone 5 is never substituted.
+    tone_map: dict[int, int] | None = None
 
     @property
     def needs_prediction(self) -> bool:
@@ -160,8 +164,14 @@ class MandarinAcoustic:
                mel_config=None) -> MandarinRender:
         """One sentence → model outputs and the mel for ``mel_config`` (default: the bound
         vocoder's). No audio yet: :meth:`synthesize` vocodes."""
+        return self.render_phones(self.g2p(sentence), speed, controls, mel_config)
+
+    def render_phones(self, zh: ZhPhones, speed: float = 1.0,
+                      controls: ProsodyControls | None = None, mel_config=None) -> MandarinRender:
+        """:meth:`render` from a G2P result (benchmarks build carrier phrases directly)."""
         controls = controls or ProsodyControls()
-        zh = self.g2p(sentence)
+        if controls.tone_map:
+            zh = substitute_tones(zh, controls.tone_map, self.model.config.symbols)
         ctx = self._context(zh, speed) if controls.needs_prediction else None
         values = {k: _resolve(getattr(controls, k), ctx, k)
                   for k in ("durations", "f0", "energy")}
@@ -192,6 +202,25 @@ class MandarinAcoustic:
     def warm(self) -> None:
         """Run the network once (first-call allocations) without needing a vocoder."""
         self.model.synthesize_ids(self.g2p("你好。").ids)
+
+
+def substitute_tones(zh: ZhPhones, tone_map: dict[int, int], symbols) -> ZhPhones:
+    """A copy of ``zh`` whose toned finals follow ``tone_map`` (Mandarin tone → spoken tone).
+
+    Each syllable's ``phones[start + 1]`` is its toned final; ``Syllable.tone`` stays the
+    Mandarin category. Raises :class:`TextError` for a tone outside 1–5.
+    """
+    table = {s: i for i, s in enumerate(symbols)}
+    phones = list(zh.phones)
+    for syl in zh.syllables:
+        new = tone_map.get(syl.tone)
+        if new is None or syl.tone == 5:
+            continue
+        if new not in (1, 2, 3, 4, 5):
+            raise TextError(f"tone_map maps tone {syl.tone} to {new}; tones are 1–5")
+        final = phones[syl.start + 1]
+        phones[syl.start + 1] = final[:-1] + str(new)
+    return ZhPhones(zh.text, phones, [table[p] for p in phones], list(zh.syllables))
 
 
 def _resolve(control: Control, ctx: ProsodyContext | None, name: str) -> np.ndarray | None:
