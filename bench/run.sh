@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Run every benchmark of the project and print one table of figures vs targets.
+#
+#   bash bench/run.sh [--quick] [--only rtf,load,...]
+#
+# Each script present in bench/ runs once, under `nice -n 5`, with its output kept in
+# bench/out/run/<name>.log (exit status in <name>.rc); a missing script is skipped with a
+# note. bench/collect.py then reads every `RESULT key=value` line and prints the table
+# (metric, value, target, PASS/FAIL) with the date, commit and machine; it is also saved
+# as bench/out/run/table.md. --quick passes small run counts (figures indicative only).
+# Exit status: 0 when every row passes and every script ran.
+set -uo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(dirname "$HERE")"
+PY="${PYTHON:-$ROOT/.venv/bin/python}"
+OUT="$HERE/out/run"
+SCRIPTS=(rtf vocoder_parity cloning app_rss lifecycle load zh_tones zh_quality zh_port_fidelity
+         emotions dialects streaming cross_lingual ttfb)
+QUICK=0
+ONLY=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) QUICK=1 ;;
+    --only) ONLY="$2"; shift ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    *) echo "bench/run.sh: unknown argument $1 (use --quick, --only a,b)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+quick_args() {  # small run counts per script; scripts with their own --quick get it
+  case "$1" in
+    rtf|zh_quality|zh_port_fidelity|ttfb) echo "--runs 1" ;;
+    vocoder_parity) echo "--reps 2 --seconds 2" ;;
+    cloning) echo "--prompts cate_blanch,heath_ledger" ;;
+    app_rss) echo "--requests 4" ;;
+    lifecycle) echo "--requests 20 --warmup 2 --restarts 1" ;;
+    load) echo "--clients 4 --requests 3" ;;
+    dialects) echo "--bases 2" ;;
+    *) grep -q -- '"--quick"' "$HERE/$1.py" && echo "--quick" ;;
+  esac
+}
+
+mkdir -p "$OUT"
+rm -f "$OUT"/*.log "$OUT"/*.rc
+LOGS=()
+SKIPPED=()
+for name in "${SCRIPTS[@]}"; do
+  if [ -n "$ONLY" ] && [[ ",$ONLY," != *",$name,"* ]]; then continue; fi
+  if [ ! -f "$HERE/$name.py" ]; then
+    echo "[bench] $name: bench/$name.py not present, skipped"
+    SKIPPED+=("$name")
+    continue
+  fi
+  args=""
+  [ "$QUICK" = 1 ] && args="$(quick_args "$name")"
+  echo "[bench] $name ${args:+($args)} ..."
+  t0=$(date +%s)
+  # shellcheck disable=SC2086  # args are word lists on purpose
+  (cd "$ROOT" && PYTHONPATH="$ROOT" nice -n 5 "$PY" "bench/$name.py" $args) \
+    >"$OUT/$name.log" 2>&1
+  echo $? >"$OUT/$name.rc"
+  echo "[bench] $name: exit $(cat "$OUT/$name.rc") in $(( $(date +%s) - t0 )) s; log $OUT/$name.log"
+  LOGS+=("$OUT/$name.log")
+done
+echo
+skipped="$(IFS=,; echo "${SKIPPED[*]}")"
+quick_flag=()
+[ "$QUICK" = 1 ] && quick_flag=(--quick)
+"$PY" "$HERE/collect.py" "${quick_flag[@]}" --skipped "$skipped" "${LOGS[@]}" | tee "$OUT/table.md"
+exit "${PIPESTATUS[0]}"
