@@ -4,11 +4,12 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$HERE"
 bash run.sh --setup-only
-# The browser tests drive the system Chromium (Playwright's own downloads need a network).
-if ! command -v chromium >/dev/null 2>&1; then
+# The browser tests drive the system Chromium (Playwright's own downloads need a network);
+# gradio's streaming audio output (UI stream checkbox) needs ffmpeg + ffprobe.
+if ! command -v chromium >/dev/null 2>&1 || ! command -v ffprobe >/dev/null 2>&1; then
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium ffmpeg
   else
     echo "test.sh: chromium is missing; install it (apt-get install chromium) as root" >&2
   fi
