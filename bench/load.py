@@ -82,7 +82,9 @@ def _one(client: httpx.Client, url: str, mode: str, prompt: bytes, seed: int,
          report: Report, give_up_s: float) -> None:
     """Send until a final answer, honouring Retry-After; record every attempt."""
     t_first = time.perf_counter()
+    tries = 0
     while True:
+        tries += 1
         t0 = time.perf_counter()
         try:
             r = _request(client, url, mode, prompt, seed)
@@ -100,7 +102,8 @@ def _one(client: httpx.Client, url: str, mode: str, prompt: bytes, seed: int,
             time.sleep(min(float(retry), MAX_WAIT_S) if retry else 1.0)
             continue
         with report.lock:
-            report.failed.append(f"{mode}: {status} {r.text[:160] if status else 'no answer'}")
+            report.failed.append(f"{mode}: {status} after {tries} tries in {now - t_first:.0f} s: "
+                                 f"{r.text[:120] if status else 'no answer'}")
         return
 
 
