@@ -17,9 +17,11 @@ How it is rendered, in two layers (bench/dialects.py measures both):
 
 1. :func:`dialect_controls` → :class:`~cosyvoice.acoustic.mandarin.ProsodyControls`: each
    syllable's toned final is replaced by the Mandarin tone whose *shape* matches the
-   dialect value (level → 1, rising → 2, dipping → 3, falling → 4; e.g. Sichuan 阳平 21 is
-   spoken with a tone-4 phone), and its per-phone pitch is set to the value's start and end
-   pitch (the final carries the start, the break after it the end: the model's audio lags
+   dialect value (level → 1, rising → 2, falling → 4, dipping → 2: the Baker voice's tone-3
+   finals creak or go unvoiced in some contexts, e.g. 气 in 今天天气, and its tone 2 already
+   dips before it rises; e.g. Sichuan 阳平 21 is spoken with a tone-4 phone), and its
+   per-phone pitch is set to the value's start and end pitch (the final carries the
+   start, the break after it the end: the model's audio lags
    its durations by about one phone, see bench/zh_tones.py).
 2. :func:`render_dialect`: the tone phones of layer 1 (not its per-phone pitch, which made
    low values creak), vocoded, then the exact Chao contour of each syllable is imposed by
@@ -206,7 +208,7 @@ def chao_shape(value: str) -> str:
     return "high level" if mean >= 3.5 else ("low level" if mean < 2.5 else "mid level")
 
 
-SHAPE_TONE = {"high level": 1, "mid level": 1, "low level": 1, "rising": 2, "dipping": 3,
+SHAPE_TONE = {"high level": 1, "mid level": 1, "low level": 1, "rising": 2, "dipping": 2,
               "high falling": 4, "low falling": 4}
 
 
