@@ -197,6 +197,37 @@ def tone_table(renders, bases, dialect, n_controls: int) -> np.ndarray:
     return share
 
 
+_LACKING = {  # Cantonese segments the Baker (Mandarin) phone set has no phone for
+    "-p/-t/-k coda": lambda x: x[-1] in "ptk",
+    "-m coda": lambda x: x.endswith("m") and len(x) > 2,
+    "oe/eo vowel": lambda x: "oe" in x or "eo" in x,
+    "ng- initial": lambda x: x.startswith(("ŋ", "ng")),
+}
+
+
+def cantonese_coverage() -> None:
+    """How much of a Cantonese reading the Mandarin phone set cannot spell (the reason
+    Cantonese is refused): the calibration passage through piper-tts's bundled espeak-ng
+    'yue' phonemizer, split into syllables (tone digit, ɜ for tone 3, then any coda)."""
+    import re
+
+    from piper.phonemize_espeak import EspeakPhonemizer
+
+    from cosyvoice.pipeline import CALIBRATION_TEXTS
+
+    syllables = []
+    for clause in EspeakPhonemizer().phonemize("yue", CALIBRATION_TEXTS["acoustic_zh"]):
+        for word in "".join(clause).replace("ˈ", "").replace("ɡ", "g").split():
+            syllables += re.findall(r"[^0-9ɜ]+?[0-9ɜ](?:ng|ŋ|n|m|p|t|k)?", word)
+    print(f"Cantonese reading of the calibration passage: {len(syllables)} syllables")
+    for name, test in _LACKING.items():
+        print(f"  {name:<14} {sum(map(test, syllables)):3d}")
+    bad = sum(any(t(x) for t in _LACKING.values()) for x in syllables)
+    tones = sorted({re.search(r"[0-9ɜ]", x).group() for x in syllables})
+    print(f"syllables with a segment the Mandarin phone set lacks: {bad}/{len(syllables)} = "
+          f"{bad / len(syllables):.0%}; tones seen: {' '.join(tones)}")
+
+
 def main() -> int:
     from cosyvoice.acoustic.mandarin import MandarinAcoustic
     from cosyvoice.vocoder.loader import HifiGanVocoder
@@ -214,7 +245,12 @@ def main() -> int:
                     help="bases measured on the controls-only path (informative)")
     ap.add_argument("--dialects", default=",".join(supported_keys()))
     ap.add_argument("--no-calibration", action="store_true")
+    ap.add_argument("--cantonese", action="store_true",
+                    help="only the Cantonese phone-coverage count, then exit")
     args = ap.parse_args()
+    if args.cantonese:
+        cantonese_coverage()
+        return 0
     t_start = time.perf_counter()
     vocoder = HifiGanVocoder.load()
     zh = MandarinAcoustic.load(vocoder=vocoder)

@@ -144,13 +144,16 @@ DIALECTS: dict[str, Dialect] = {d.key: d for d in (
        "阴去 45 is used for all); 入声 (阴入 5, 阳入 21) is dropped. Words and finals stay "
        "Mandarin.", approximate=True),
     _no("cantonese", "广东话（粤语）", "Cantonese",
-        "粤语有六至九个声调、-p/-t/-k 入声韵和普通话音库里没有的韵母；这里没有离线的粤语声学"
-        "模型（canto-tts 运行时要从模型库下载权重，espeak-ng 的 yue 只是共振峰合成），用普通话"
-        "音素拼读粤拼会让大部分音节读错。 / Cantonese has six (nine with entering) tones, "
-        "-p/-t/-k codas and finals the Mandarin phone set lacks; no offline Cantonese "
-        "acoustic model is available here (canto-tts downloads its weights from a model "
-        "hub at run time; espeak-ng's 'yue' is a formant synthesizer), and spelling "
-        "Jyutping with Mandarin phones would mispronounce most syllables."),
+        "这里没有离线的粤语声学模型（PyPI 的 canto-tts 运行时要从模型库下载权重；espeak-ng 的 "
+        "yue 只是共振峰合成）。用普通话音素拼读粤拼也不行：按 piper-tts 自带的 espeak-ng 粤语"
+        "注音，校准文本 55 个音节里约四分之一（14 个）有普通话音库没有的 -p/-t/-k、-m 韵尾、"
+        "oe/eo 元音或 ng- 声母，而且粤语有六个声调。 / No offline Cantonese acoustic model "
+        "is available here (canto-tts on PyPI downloads its weights from a model hub at run "
+        "time; espeak-ng's 'yue' voice is a formant synthesizer). Spelling Cantonese with "
+        "Mandarin phones is no substitute: by piper-tts's bundled espeak-ng Cantonese "
+        "phonemizer, a quarter of the syllables of the calibration passage (14 of 55; "
+        "bench/dialects.py --cantonese) have a -p/-t/-k or -m coda, an oe/eo vowel or an "
+        "ng- initial that the Mandarin phone set lacks, and Cantonese has six tones."),
     _no("shanghainese", "上海话（吴语）", "Shanghainese (Wu)",
         _NO_MODEL.format(zh="上海话", en="Shanghainese")),
     _no("minnan", "闽南话", "Southern Min (Hokkien)",
