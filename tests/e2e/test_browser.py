@@ -53,6 +53,21 @@ def test_bad_input_shows_a_message_not_audio(page):
     assert page.locator("#output audio[src]").count() == 0
 
 
+def test_mode_switch_shows_each_modes_inputs(page):
+    page.get_by_label("Instruction control").check()
+    expect(page.locator("#instruction")).to_be_visible()
+    expect(page.locator("#dialects")).to_contain_text("Chinese dialects")
+    expect(page.locator("#voice")).to_be_visible()
+    expect(page.locator("#step")).to_contain_text("instruction")
+    page.get_by_label("Cross-lingual cloning").check()
+    expect(page.locator("#instruction")).to_be_hidden()
+    expect(page.locator("#voice")).to_be_hidden()
+    expect(page.locator("#save-voice")).to_be_visible()
+    page.get_by_label("Stream (play while synthesizing)").check()
+    expect(page.locator("#generate-stream")).to_be_visible()
+    expect(page.locator("#generate")).to_be_hidden()
+
+
 def test_switch_ui_language(page):
     generate = page.locator("#generate")
     expect(generate).to_have_text("Generate")
