@@ -19,7 +19,9 @@ import argparse
 import dataclasses
 import logging
 import os
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,7 +38,6 @@ MODES = ("preset", "clone", "cross_lingual", "instruct")
 FORMATS = ("wav", "flac", "mp3", "opus", "pcm16")  # cosyvoice.audio.encode.FORMATS
 SUFFIX_FORMATS = {".wav": "wav", ".flac": "flac", ".mp3": "mp3", ".opus": "opus",
                   ".ogg": "opus", ".pcm": "pcm16", ".raw": "pcm16"}
-PROGRESS_TEXT_CHARS = 60
 
 
 class UsageError(Exception):
@@ -213,44 +214,43 @@ def cmd_synthesize(ns: argparse.Namespace) -> int:
     text = read_text(ns)
     fmt = output_format(ns)
     check_paths(ns)
-    synth = build_synthesizer(settings_for(ns))
-    req = make_request(ns, text)
-    t0 = time.perf_counter()
-    wav, sr, sentences = render(synth, req)
-    elapsed = time.perf_counter() - t0
+    # The Synthesizer also saves each result as a WAV in outputs_dir: here a temporary one,
+    # so the CLI leaves only the file it was asked for.
+    scratch = Path(tempfile.mkdtemp(prefix="cosyvoice-cli-"))
+    try:
+        settings = dataclasses.replace(settings_for(ns), outputs_dir=scratch)
+        synth = build_synthesizer(settings)
+        result = render(synth, make_request(ns, text))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     from cosyvoice.audio.encode import encode
 
-    where = write_output(ns.output, encode(wav, sr, fmt))
+    where = write_output(ns.output, encode(result.wav, result.sample_rate, fmt))
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
     # Models load on first use, inside the timed call: their load time (a fresh manager,
     # so every READY model loaded during this run) is reported apart from the RTF.
     loading = sum(m["load_seconds"] for m in synth.manager.states() if m["state"] == "READY")
-    duration = len(wav) / sr
-    rtf = max(elapsed - loading, 0.0) / max(duration, 1e-6)
-    summary = (f"{where}  {duration:.2f} s audio ({fmt}, {sr} Hz, {sentences} sentence"
-               f"{'s' if sentences != 1 else ''})  RTF {rtf:.3f}  ({elapsed:.2f} s, of which "
-               f"{loading:.2f} s loading models)")
+    rtf = max(result.elapsed_s - loading, 0.0) / max(result.duration_s, 1e-6)
+    n = result.sentences
+    summary = (f"{where}  {result.duration_s:.2f} s audio ({fmt}, {result.sample_rate} Hz, "
+               f"{n} sentence{'s' if n != 1 else ''})  RTF {rtf:.3f}  ({result.elapsed_s:.2f} "
+               f"s, of which {loading:.2f} s loading models)")
     print(summary, file=sys.stderr if ns.output == "-" else sys.stdout)
     return EXIT_OK
 
 
-def render(synth: Any, req: Any) -> tuple[Any, int, int]:
-    """All sentences joined as the app joins them; one progress line per sentence on
-    stderr when there is more than one. Model loading on first use is part of the time."""
-    from cosyvoice.pipeline import join_chunks
-
+def render(synth: Any, req: Any) -> Any:
+    """The app's own synthesis (sentences joined as the UI and API join them); one progress
+    line per sentence on stderr when there is more than one."""
     t0 = time.perf_counter()
-    pieces = []
-    sr = 0
-    for chunk in synth.stream(req):
-        pieces.append(chunk.wav)
-        sr = chunk.sample_rate
-        if chunk.total > 1:
-            snippet = " ".join(chunk.text.split())
-            if len(snippet) > PROGRESS_TEXT_CHARS:
-                snippet = snippet[:PROGRESS_TEXT_CHARS - 1] + "…"
-            print(f"[{chunk.index + 1}/{chunk.total}] {time.perf_counter() - t0:6.1f} s  "
-                  f"{snippet}", file=sys.stderr, flush=True)
-    return join_chunks(pieces, sr), sr, len(pieces)
+
+    def progress(fraction: float, message: str) -> None:
+        if not (fraction >= 1.0 and message.endswith(" 1/1")):
+            print(f"{message}  {time.perf_counter() - t0:6.1f} s", file=sys.stderr,
+                  flush=True)
+
+    return synth.synthesize(req, progress=progress)
 
 
 def write_output(output: str, data: bytes) -> str:

@@ -50,23 +50,27 @@ def test_usage_errors_exit_2_before_loading_models(tmp_path):
 
 
 @pytest.mark.slow
-def test_synthesize_text_to_wav_with_progress(tmp_path):
+def test_synthesize_text_to_wav_with_progress_and_instruction(tmp_path):
     out = tmp_path / "hello.wav"
     done = cli("synthesize", "--text", "Hello from the command line. This is the second "
-               "sentence.", "--seed", "7", "-o", str(out), cwd=tmp_path)
+               "sentence.", "--seed", "7", "--instruct", "speak happily", "-o", str(out),
+               cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     wav, sr = sf.read(out)
     info = sf.info(out)
     assert info.format == "WAV" and sr == 22050 and wav.ndim == 1
     assert 1.5 < len(wav) / sr < 15
     assert np.sqrt(np.mean(wav ** 2)) > 0.01  # speech, not silence
-    assert "[1/2]" in done.stderr and "[2/2]" in done.stderr
+    assert re.search(r"^sentence 1/2 +[\d.]+ s$", done.stderr, re.M), done.stderr
+    assert re.search(r"^sentence 2/2 +[\d.]+ s$", done.stderr, re.M)
+    # the instruction reached the pipeline (its notes say what was understood)
+    assert re.search(r"^note: .*happ", done.stderr, re.M), done.stderr
     m = re.search(r"^(\S+)\s+([\d.]+) s audio \(wav, 22050 Hz, 2 sentences\)\s+RTF ([\d.]+)",
                   done.stdout, re.M)
     assert m, done.stdout
     assert Path(m.group(1)) == out and abs(float(m.group(2)) - len(wav) / sr) < 0.01
     assert float(m.group(3)) > 0
-    assert not list(tmp_path.glob(".*partial*"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hello.wav"]  # nothing else left
 
 
 @pytest.mark.slow
@@ -106,9 +110,6 @@ def test_voices_add_list_speak_rename_rm(tmp_path, real_female_prompt):
                 cwd=tmp_path, env=env)
     assert added.returncode == 0, added.stderr
     assert "saved voice 'Cate B'" in added.stdout
-    again = cli("voices", "add", "cate b", str(real_female_prompt), "--voices-dir",
-                str(voices), cwd=tmp_path)
-    assert again.returncode == 2 and "already saved" in again.stderr
 
     listed = cli("voices", "--voices-dir", str(voices), "list", "--json", cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr
@@ -132,5 +133,4 @@ def test_voices_add_list_speak_rename_rm(tmp_path, real_female_prompt):
     assert cli("voices", "rm", "cate 2", cwd=tmp_path, env=env).returncode == 0
     gone = cli("voices", "rm", "Cate 2", cwd=tmp_path, env=env)
     assert gone.returncode == 2 and "no saved voice is called 'Cate 2'" in gone.stderr
-    assert json.loads(cli("voices", "list", "--json", cwd=tmp_path, env=env).stdout)[
-        "voices"][2:] == []
+    assert [d.name for d in voices.iterdir() if not d.name.startswith(".")] == []
