@@ -40,7 +40,7 @@ Cantonese, Shanghainese, Minnan and Hakka are listed but not supported (see each
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -52,6 +52,7 @@ from cosyvoice.acoustic.mandarin import (
     ProsodyControls,
 )
 from cosyvoice.errors import TextError
+from cosyvoice.frontend.zh_g2p import ZhPhones
 
 logger = logging.getLogger(__name__)
 
@@ -363,11 +364,37 @@ def _fit(y: np.ndarray, n: int) -> np.ndarray:
     return y[:n] if len(y) >= n else np.pad(y, (0, n - len(y)))
 
 
+def citation_tones(zh: ZhPhones) -> ZhPhones:
+    """Undo Mandarin's own tone sandhi in the syllables' tone categories.
+
+    Dialects do not share Mandarin's 3-3 sandhi or its 一/不 changes (你好 is 53 53 in
+    Chengdu, not 21 53), so the category a dialect value is chosen by is the citation
+    tone: a surface tone-2 syllable whose character reads with tone 3 (its default
+    reading, same syllable) is 上声 again; 一 is 阴平 and 不 去声. Phones are unchanged.
+    """
+    from pypinyin import Style, pinyin
+
+    syllables = []
+    for syl in zh.syllables:
+        tone, ch = syl.tone, syl.hanzi[:1]
+        if ch == "一" and tone in (2, 4):
+            tone = 1
+        elif ch == "不" and tone == 2:
+            tone = 4
+        elif tone == 2 and ch:
+            default = pinyin(ch, style=Style.TONE3, neutral_tone_with_five=True)[0][0]
+            if default[-1:] == "3" and default[:-1] == syl.pinyin[:-1]:
+                tone = 3
+        syllables.append(replace(syl, tone=tone))
+    return ZhPhones(zh.text, list(zh.phones), list(zh.ids), syllables)
+
+
 def render_dialect(mandarin: MandarinAcoustic, text: str, key: str, speed: float = 1.0,
                    controls: ProsodyControls | None = None, vocoder=None) -> AcousticOutput:
     """Speak Chinese ``text`` with dialect ``key``'s tones: tone phones + exact contours.
 
-    ``controls`` (e.g. an emotion's) supply durations, energy, F0 and the scalars; the
+    Tone categories are citation tones (:func:`citation_tones`), not Mandarin's sandhi
+    output. ``controls`` (e.g. an emotion's) supply durations, energy, F0 and the scalars; the
     dialect sets the tone phones and then replaces each syllable's F0 by its contour
     (a caller's ``pitch_scale``/``pitch_shift`` move the Chao scale by the same ratio, so
     a higher-pitched emotion stays higher). The output sample rate is the vocoder's.
@@ -389,7 +416,8 @@ def render_dialect(mandarin: MandarinAcoustic, text: str, key: str, speed: float
     scale = _shifted_scale(controls)
     pieces, phones = [], []
     for sentence in mandarin.chunks(text):
-        r = mandarin.render(sentence, speed, phones_only, voc.mel_config)
+        zh = citation_tones(mandarin.g2p(sentence))
+        r = mandarin.render_phones(zh, speed, phones_only, voc.mel_config)
         wav = np.asarray(voc.vocode(r.mel), dtype=np.float32).reshape(-1)
         pieces.append(impose_contours(wav, int(voc.sample_rate), r, dialect, scale))
         phones.extend(r.phones)

@@ -16,6 +16,7 @@ from cosyvoice.voice.dialects import (
     ChaoScale,
     UnsupportedDialectError,
     chao_shape,
+    citation_tones,
     dialect_controls,
     get_dialect,
     render_dialect,
@@ -156,6 +157,20 @@ def test_render_with_controls_speaks_the_substituted_tone_phones(zh):
     assert r.f0[hao.start + 1] > r.f0[hao.end]  # 53 falls: final high, break low
 
 
+def test_citation_tones_undo_mandarin_sandhi():
+    got = citation_tones(zh_to_phones("你很好，一起去，不要。"))
+    assert [s.pinyin for s in got.syllables] == ["ni2", "hen2", "hao3", "yi4", "qi3", "qu4",
+                                                 "bu2", "yao4"]  # phones stay Mandarin
+    assert [s.tone for s in got.syllables] == [3, 3, 3, 1, 3, 4, 4, 4]
+    assert [s.tone for s in citation_tones(zh_to_phones("银行行长。")).syllables] == [2, 2, 2, 3]
+
+
+def test_render_dialect_tones_by_citation_category(zh):
+    out = render_dialect(zh, "你好。", "sichuan")  # 上声 53 twice, not 阳平 21 + 上声
+    finals = [p for p in out.phonemes if p[-1].isdigit() and p[:-1] in ("i", "ao")]
+    assert finals == ["i4", "ao4"]
+
+
 def _letters(wav, sr, span):
     import parselmouth
 
@@ -170,7 +185,8 @@ def _letters(wav, sr, span):
 def test_render_dialect_gives_each_syllable_its_contour(zh, key):
     d = DIALECTS[key]
     out = render_dialect(zh, SENTENCE, key)
-    r = zh.render(SENTENCE, controls=ProsodyControls(tone_map=tone_map(d)))
+    r = zh.render_phones(citation_tones(zh.g2p(SENTENCE)),
+                         controls=ProsodyControls(tone_map=tone_map(d)))
     assert out.sample_rate == 22050 and out.phonemes == r.phones
     checked = 0
     for syl, span in zip(r.syllables, syllable_spans(r), strict=True):
