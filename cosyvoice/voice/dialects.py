@@ -281,8 +281,11 @@ def controls_for(dialect: Dialect, scale: ChaoScale = BAKER_SCALE,
 def dialect_controls(key: str) -> ProsodyControls:
     """Controls that make MandarinAcoustic.synthesize/render speak with ``key``'s tones.
 
-    Raises :class:`UnsupportedDialectError` (listing the supported ones) for an unknown
-    or unsupported dialect.
+    Controls alone see the G2P's surface tones (after Mandarin sandhi) and reach the value's
+    shape less often (bench/dialects.py, "controls only" column: rising and low level
+    values mostly miss); :func:`render_dialect` is the full rendering. Raises
+    :class:`UnsupportedDialectError` (listing the supported ones) for an unknown or
+    unsupported dialect.
     """
     return controls_for(get_dialect(key))
 
