@@ -34,11 +34,11 @@ override the defaults, e.g. ``{"happy": {"f0_level_st": 4.0, "rate": 1.1}}``.
 Applying: Mandarin runs get the F0 level as a FastSpeech2 scalar
 (:class:`~cosyvoice.acoustic.mandarin.ProsodyControls` ``pitch_shift`` in corpus-std
 units), merged with a dialect's tone controls, and the F0 range by PSOLA after synthesis;
-English runs (Piper) and cloned output get both by PSOLA after synthesis (Praat's *Change
-gender* with formant ratio 1: new median and range factor). Rate goes to the backend's
-``speed`` (Piper's length scale, FastSpeech2's durations) for every run. Energy, volume
-and tilt are a post-process on the waveform for every run: a zero-phase spectral shelf, a
-gain, and a look-ahead peak limiter so a louder result never clips.
+English runs (Piper) and cloned output get both by PSOLA after synthesis (Praat's
+Manipulation: every pitch point moved in log-frequency around the median). Rate goes to
+the backend's ``speed`` (Piper's length scale, FastSpeech2's durations) for every run.
+Energy, volume and tilt are a post-process on the waveform for every run: a zero-phase
+spectral shelf, a gain, and a look-ahead peak limiter so a louder result never clips.
 """
 
 from __future__ import annotations
@@ -235,7 +235,10 @@ def merge_controls(emotion, dialect):
 
 def shift_pitch(wav: np.ndarray, sr: int, semitones: float, range_factor: float,
                 floor_hz: float = 60.0, ceiling_hz: float = 600.0) -> np.ndarray:
-    """PSOLA: median F0 × 2^(st/12), excursions around it × ``range_factor``; same length."""
+    """PSOLA: every F0 point moved in log-frequency, ``f' = m·2^(st/12)·(f/m)^range`` with
+    ``m`` the utterance's median, so the median rises by ``semitones`` and the excursions
+    (in semitones) scale by ``range_factor``; same length. (Praat's *Change gender* scales
+    the range in Hz and fails — "undefined" — once a widened low point passes 0 Hz.)"""
     import parselmouth
     from parselmouth.praat import call
     from parselmouth.praat import run as run_script
@@ -244,16 +247,23 @@ def shift_pitch(wav: np.ndarray, sr: int, semitones: float, range_factor: float,
 
     x = np.asarray(wav, dtype=np.float64)
     snd = parselmouth.Sound(x, sampling_frequency=sr)
-    pitch = snd.to_pitch_ac(time_step=0.01, pitch_floor=floor_hz, pitch_ceiling=ceiling_hz)
-    f0 = pitch.selected_array["frequency"]
-    voiced = f0[f0 > 0]
-    if len(voiced) < 5:
-        return np.asarray(wav, dtype=np.float32)  # nothing voiced to move
-    median = float(np.median(voiced)) * 2 ** (semitones / 12)
     with _PRAAT_RANDOM:  # Praat's overlap-add is random: seed it (reproducible output)
         run_script(f"random_initializeWithSeedUnsafelyButPredictably ({PSOLA_SEED})")
-        out = call(snd, "Change gender", floor_hz, ceiling_hz, 1.0, median,
-                   float(range_factor), 1.0)
+        manip = call(snd, "To Manipulation", 0.01, floor_hz, ceiling_hz)
+        own = call(manip, "Extract pitch tier")
+        n = int(call(own, "Get number of points"))
+        if n < 5:
+            return np.asarray(wav, dtype=np.float32)  # nothing voiced to move
+        times = [call(own, "Get time from index", k) for k in range(1, n + 1)]
+        hz = np.array([call(own, "Get value at index", k) for k in range(1, n + 1)])
+        m = float(np.median(hz))
+        new = m * 2 ** (semitones / 12) * (hz / m) ** float(range_factor)
+        new = np.clip(new, 0.5 * floor_hz, 2 * ceiling_hz)
+        tier = call("Create PitchTier", "style", snd.xmin, snd.xmax)
+        for t, f in zip(times, new.tolist(), strict=True):
+            call(tier, "Add point", t, f)
+        call([manip, tier], "Replace pitch tier")
+        out = call(manip, "Get resynthesis (overlap-add)")
     y = np.asarray(out.values[0], dtype=np.float32)
     return y[: len(x)] if len(y) >= len(x) else np.pad(y, (0, len(x) - len(y)))
 
