@@ -126,6 +126,36 @@ def test_tilt_moves_energy_between_low_and_high_bands_at_equal_rms():
     assert rms_db(bright) == pytest.approx(rms_db(x), abs=0.01)
 
 
+def test_shift_pitch_moves_median_and_widens_range_in_semitones():
+    from cosyvoice.voice.style import shift_pitch
+
+    sr = 22050
+
+    def glide(octaves):  # a harmonic tone whose F0 swings ±octaves around 140 Hz
+        t = np.arange(int(1.5 * sr)) / sr
+        phase = 2 * np.pi * np.cumsum(140 * 2 ** (octaves * np.sin(2 * np.pi * t))) / sr
+        return sum(np.sin(k * phase) / k for k in range(1, 15)).astype(np.float32) * 0.1
+
+    def st(v):
+        import parselmouth
+
+        p = parselmouth.Sound(v.astype(np.float64), sr).to_pitch_ac(
+            time_step=0.01, pitch_floor=50, pitch_ceiling=800).selected_array["frequency"]
+        return 12 * np.log2(p[p > 0])
+
+    x = glide(0.4)
+    y = shift_pitch(x, sr, 3.0, 1.5)
+    a, b = st(x), st(y)
+    assert len(y) == len(x)
+    assert np.median(b) - np.median(a) == pytest.approx(3.0, abs=1.0)
+    spread = np.percentile(b, 95) - np.percentile(b, 5)
+    assert spread > 1.3 * (np.percentile(a, 95) - np.percentile(a, 5))
+    # ×1.5 around the median in Hz would push a 1.5-octave swing's low end below 0 Hz
+    # (Praat's Change gender then fails); in semitones it stays valid.
+    wide = glide(1.5)
+    assert len(shift_pitch(wide, sr, 4.0, 1.5)) == len(wide)
+
+
 def test_merge_controls_keeps_dialect_arrays_and_combines_scalars():
     from cosyvoice.acoustic.mandarin import ProsodyControls
 
