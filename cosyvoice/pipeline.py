@@ -105,6 +105,7 @@ class AudioChunk:
     text: str
     wav: np.ndarray
     sample_rate: int
+    notes: list[str] = field(default_factory=list)  # the request's notes, on chunk 0
 
 
 @dataclass
@@ -277,6 +278,8 @@ class Synthesizer:
         joiner = ChunkJoiner(self.sample_rate)
         for chunk in self._render(req, plan):
             chunk.wav = joiner.push(chunk.wav, last=chunk.index == chunk.total - 1)
+            if chunk.index == 0:
+                chunk.notes = list(plan.notes)
             yield chunk
 
     def _render(self, req: SynthesisRequest, plan: _Plan) -> Iterator[AudioChunk]:

@@ -138,11 +138,13 @@ def make_generate_stream(synth: Synthesizer, gate: SynthesisGate | None = None):
                        instruction)
         t0 = time.perf_counter()
         pieces: list[np.ndarray] = []
+        notes: list[str] = []
         sr = synth.sample_rate
         try:
             with gate.slot() if gate is not None else nullcontext():
                 for chunk in synth.stream(req):
                     pieces.append(chunk.wav)
+                    notes.extend(chunk.notes)
                     progress((chunk.index + 1) / chunk.total,
                              desc=f"sentence {chunk.index + 1}/{chunk.total}")
                     yield (wav_bytes(chunk.wav, chunk.sample_rate),
@@ -152,7 +154,7 @@ def make_generate_stream(synth: Synthesizer, gate: SynthesisGate | None = None):
         wav = np.concatenate(pieces) if pieces else np.zeros(0, np.float32)
         path = write_wav_atomic(synth.output_path(req), wav, sr)
         seconds = len(wav) / sr
-        status = _status(seconds, time.perf_counter() - t0, len(pieces), path.name, [])
+        status = _status(seconds, time.perf_counter() - t0, len(pieces), path.name, notes)
         yield None, status, remember(history, str(path), req, seconds)
 
     return generate_stream

@@ -101,18 +101,20 @@ def test_saved_voice_appears_in_the_voice_list(client, real_female_prompt):
 @needs_ffmpeg
 def test_streaming_yields_chunks_and_the_history_grows(running_app):
     fresh = Client(running_app.url, verbose=False)  # its own session, so its own history
-    job = fresh.submit("preset", TWO_SENTENCES, "joe", None, "", 1.0, 3, 1.0, "",
-                       api_name="/generate_stream")
+    job = fresh.submit("instruct", TWO_SENTENCES, "joe", None, "", 1.0, 3, 1.0,
+                       "speak happily", api_name="/generate_stream")
     job.result()
     statuses = [status for _, status in job.outputs()]
     chunks = [s for s in statuses if s.startswith("Streaming: sentence")]
     assert len(chunks) >= 2, statuses
     assert "Saved as" in statuses[-1] and "2 sentence(s)" in statuses[-1]
+    assert "understood" in statuses[-1] and "happy" in statuses[-1]  # the request's notes
     _generate(fresh, "preset", "One more for the history.")
     table = fresh.predict(api_name="/history")
     rows = table["data"]
     assert len(rows) == 2 and [r[0] for r in rows] == [2, 1]  # newest first
-    assert rows[1][3] == TWO_SENTENCES and rows[1][5].endswith(".wav")
+    assert rows[1][2] == "instruct" and rows[1][3] == TWO_SENTENCES
+    assert rows[1][5].endswith(".wav")
 
 
 @needs_ffmpeg
