@@ -242,7 +242,7 @@ def _rules() -> list[_Rule]:
         r")(?:话|方言|口音|腔调|腔|味儿|味)")
     # Emotions before the speed words (快 is inside 快乐 and 愉快).
     for emo, words in EMOTIONS.items():
-        add("emotion", emo, _MOD + _alt(words) + r"(?:\s+(?:tone|voice|mood))?")
+        add("emotion", emo, _MOD + _alt(words) + r"(?:\s+(?:tone|voice|mood))?" + _TAIL)
     # Volume words before pitch words (低声 is quiet; 高声 is loud).
     loud = ("大声", "高声", "响亮", "洪亮", "大嗓门", "louder", "loudly", "loud", "shouting",
             "shout", "loud voice")

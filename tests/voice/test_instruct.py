@@ -74,7 +74,8 @@ CASES = [
     # emotions, Chinese
     ("悲伤地朗读", {"emotion": "sad"}),
     ("开心地说", {"emotion": "happy"}),
-    ("高兴一点", {"emotion": "happy"}),
+    ("高兴一点", {"emotion": "happy", "intensity": 0.5}),
+    ("开心一些，快一点", {"emotion": "happy", "intensity": 0.5, "speed": A_BIT_FASTER}),
     ("快乐的语气", {"emotion": "happy"}),
     ("很难过", {"emotion": "sad", "intensity": 1.5}),
     ("伤心地说", {"emotion": "sad"}),
