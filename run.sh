@@ -42,6 +42,11 @@ setup() {
   rm -f "$VENV"/.installed-*
   touch "$stamp"
   log "setup done"
+  # Optional system tool: the UI's streaming output (stream checkbox) encodes with ffmpeg.
+  if ! command -v ffprobe >/dev/null 2>&1; then
+    log "note: ffmpeg is not installed; everything works but the UI's streaming output." \
+        "Install it with: sudo apt-get install ffmpeg"
+  fi
 }
 
 # The pid in the pidfile, if that process is this install's app.py.
