@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import shutil
 
+import httpx
 import numpy as np
 import pytest
 import soundfile as sf
@@ -83,7 +84,7 @@ def test_instruct_mode_reports_what_it_understood(client):
         _generate(client, "instruct", "Hello.", instruction="")
 
 
-def test_saved_voice_appears_in_the_voice_list(client, real_female_prompt):
+def test_saved_voice_appears_in_the_voice_list(client, running_app, real_female_prompt):
     status, voices = client.predict("ui voice", handle_file(str(real_female_prompt)), "", "en",
                                     api_name="/save_voice")
     assert "ui voice" in status
@@ -96,6 +97,9 @@ def test_saved_voice_appears_in_the_voice_list(client, real_female_prompt):
         client.predict("no prompt", None, "", "zh", api_name="/save_voice")
     path, _ = _generate(client, "preset", "Spoken by the saved voice.", voice="ui voice")
     _check_speech(path, 0.8, 5.0)
+    # Leave the shared app as found: other tests count its saved voices.
+    r = httpx.delete(running_app.url + "/api/v1/voices/ui%20voice", timeout=30)
+    assert r.status_code == 200, r.text
 
 
 @needs_ffmpeg

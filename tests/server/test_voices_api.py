@@ -31,6 +31,8 @@ def _add(url: str, name: str, prompt, **fields) -> httpx.Response:
 
 def test_saved_voice_lifecycle(running_app, real_female_prompt, tmp_path):
     url = running_app.url
+    voices_dir = running_app.workdir / "voices"
+    before = {p.name for p in voices_dir.iterdir()} if voices_dir.is_dir() else set()
     r = _add(url, "Cate API", real_female_prompt, transcript="a real prompt")
     assert r.status_code == 201, r.text
     made = r.json()
@@ -67,8 +69,9 @@ def test_saved_voice_lifecycle(running_app, real_female_prompt, tmp_path):
     assert r.status_code == 200 and r.json() == {"deleted": "Cate 2"}
     r = httpx.post(url + "/api/v1/tts", json={"text": "Gone.", "voice": "Cate 2"}, timeout=60)
     assert r.status_code == 422 and "unknown voice" in r.json()["error"]["message"]
-    assert not [p for p in (running_app.workdir / "voices").iterdir()
-                if not p.name.startswith(".")]
+    # Only this test's voice folder went away; other tests' saved voices are theirs.
+    assert {p.name for p in voices_dir.iterdir()} - before == set()
+    assert not [p for p in voices_dir.iterdir() if p.name.startswith("cate")]
 
 
 @pytest.mark.parametrize("name, status, phrase", [
