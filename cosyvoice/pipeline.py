@@ -24,7 +24,8 @@ import numpy as np
 
 from cosyvoice.audio.io import resample, write_wav_atomic
 from cosyvoice.errors import PromptError, TextError
-from cosyvoice.frontend.en_normalize import normalize_en
+from cosyvoice.frontend.en_normalize import clean_text, normalize_en
+from cosyvoice.frontend.inline_tags import has_tags, parse_inline
 from cosyvoice.frontend.mixed import Run, split_mixed
 from cosyvoice.frontend.sentences import split_sentences
 from cosyvoice.frontend.text_checks import check_script, check_text
@@ -63,6 +64,13 @@ OUTPUT_EDGE_S = 0.01
 # that a stream's first chunk is short and playback starts sooner.
 FIRST_CHUNK_CHARS = 12
 _CLAUSE_BREAK = re.compile(r"[，、；,;：:]+")
+_SENTENCE_END = re.compile(r"[.!?。！？…][\"'”’)）]*\s*$")
+# <strong>…</strong>: emphasis as English and Mandarin mark it acoustically — a higher,
+# wider pitch excursion, more energy and a slower, longer word (e.g. Xu & Xu 2005,
+# "Phonetic realization of focus in English declarative intonation"; Chen & Gussenhoven
+# 2008 for Mandarin focus), plus the short phrase break that join_runs puts around it.
+EMPHASIS = Style(pitch_st=2.0, range_factor=1.3, gain_db=3.0)
+EMPHASIS_RATE = 0.88
 SPEED_RANGE = (0.5, 2.0)
 STRENGTH_RANGE = (0.0, 1.0)
 SEED_MAX = 2**31 - 1
@@ -132,6 +140,9 @@ class _Sentence:
 
     text: str
     runs: list[Run]
+    emphasis: list[bool] = field(default_factory=list)  # per run; missing entries: False
+    pause_after_s: float = 0.0  # an inline [pause]/[breath] after the sentence
+    breath_after: bool = False
 
 
 @dataclass
@@ -187,18 +198,46 @@ class Synthesizer:
     def _sentences(self, text: str) -> list[_Sentence]:
         """Sentences with their language runs: English text as before; Chinese and mixed
         text split into zh/en runs (digits and units by their neighbours)."""
+        segments = parse_inline(text) if has_tags(text or "") else None
+        if segments is not None:  # check the text the user means, without its tags
+            text = " ".join(seg.text for seg in segments)
         text = check_text(text, self.settings.max_text_chars)
         script = check_script(text)
         main = main_language(text)
-        out = []
-        for s in split_sentences(text):
+
+        def runs_of(s: str) -> list[Run]:
             if script == "en":
                 runs = [Run("en", normalize_en(s))]
             else:
                 runs = split_mixed(s, normalize=True, default=main)
-            runs = [r for r in runs if re.search(r"\w", r.text)]
-            if runs:
-                out.append(_Sentence(s, runs))
+            return [r for r in runs if re.search(r"\w", r.text)]
+
+        out: list[_Sentence] = []
+        if segments is None:
+            for s in split_sentences(text):
+                runs = runs_of(s)
+                if runs:
+                    out.append(_Sentence(s, runs))
+        else:
+            closed = True  # whether the last sentence ended (punctuation or a pause)
+            for seg in segments:
+                for j, s in enumerate(split_sentences(clean_text(seg.text)) if
+                                      re.search(r"\w", seg.text) else []):
+                    runs = runs_of(s)
+                    if not runs:
+                        continue
+                    flags = [seg.emphasis] * len(runs)
+                    if j == 0 and not closed and out:  # an emphasis inside a sentence
+                        last = out[-1]
+                        last.emphasis = _flags(last) + flags
+                        last.runs, last.text = last.runs + runs, f"{last.text} {s}"
+                    else:
+                        out.append(_Sentence(s, runs, flags))
+                    closed = bool(_SENTENCE_END.search(s))
+                if seg.pause_after_s and out:
+                    out[-1].pause_after_s += seg.pause_after_s
+                    out[-1].breath_after |= seg.breath_after
+                    closed = True
         if not out:
             raise TextError("The text has no speakable words (only symbols or punctuation)")
         return _short_first(out)
@@ -277,7 +316,10 @@ class Synthesizer:
     def _joined(self, req: SynthesisRequest, plan: _Plan) -> Iterator[AudioChunk]:
         joiner = ChunkJoiner(self.sample_rate)
         for chunk in self._render(req, plan):
-            chunk.wav = joiner.push(chunk.wav, last=chunk.index == chunk.total - 1)
+            sentence = plan.sentences[chunk.index]
+            chunk.wav = joiner.push(chunk.wav, last=chunk.index == chunk.total - 1,
+                                    pause_s=sentence.pause_after_s,
+                                    breath=sentence.breath_after)
             if chunk.index == 0:
                 chunk.notes = list(plan.notes)
             yield chunk
@@ -299,8 +341,12 @@ class Synthesizer:
         for i, sentence in enumerate(plan.sentences):
             names = [BACKENDS[r.lang] for r in sentence.runs]
             pieces = []
-            for run, name in zip(sentence.runs, names, strict=True):
-                wav, sr = self._speak(name, run.text, plan.speed, _sentence_seed(req, i),
+            emphasis = _flags(sentence)
+            for k, (run, name) in enumerate(zip(sentence.runs, names, strict=True)):
+                speed = plan.speed
+                if emphasis[k]:
+                    speed = min(max(speed * EMPHASIS_RATE, SPEED_RANGE[0]), SPEED_RANGE[1])
+                wav, sr = self._speak(name, run.text, speed, _sentence_seed(req, i),
                                       plan.style)
                 if plan.target_profile is not None:
                     target, strength = plan.target_profile, req.strength
@@ -313,6 +359,8 @@ class Synthesizer:
                     wav, sr = adapter.adapt(wav, sr, source, target, strength)
                 if plan.style is not None:  # Mandarin runs got F0 from the model's scalars
                     wav = plan.style.post(wav, sr, pitch_done=run.lang == "zh")
+                if emphasis[k]:
+                    wav = EMPHASIS.post(wav, sr)
                 pieces.append(resample(wav, sr, sr_out))
             wav = join_runs(pieces, sr_out) if len(pieces) > 1 else pieces[0]
             yield AudioChunk(i, total, sentence.text, wav, sr_out)
@@ -425,11 +473,18 @@ class ChunkJoiner:
         self.edge_s, self.outer_s = edge_s, outer_s
         self._tail: np.ndarray | None = None  # held back from the previous chunk
 
-    def push(self, wav: np.ndarray, last: bool = False) -> np.ndarray:
+    def push(self, wav: np.ndarray, last: bool = False, pause_s: float = 0.0,
+             breath: bool = False) -> np.ndarray:
+        """``pause_s``: an inline pause after this chunk (the silence between it and the
+        next then lasts about ``pause_s``); ``breath``: with a soft breath noise in it."""
         first = self._tail is None
         body = _trim_edges(np.asarray(wav, np.float32), self.sr,
                            self.outer_s if first else self.edge_s,
                            keep_end_s=self.outer_s if last else self.edge_s)
+        if pause_s > 0 and not last:
+            gap = int(round(max(0.0, pause_s - 2 * self.edge_s) * self.sr))
+            body = np.concatenate([body, breath_noise(gap, self.sr) if breath
+                                   else np.zeros(gap, np.float32)])
         out: list[np.ndarray] = []
         if self._tail is not None:
             tail = self._tail
@@ -485,10 +540,37 @@ def _short_first(sentences: list[_Sentence]) -> list[_Sentence]:
         head, rest = run.text[: m.end()].strip(), run.text[m.end():].strip()
         if len(re.findall(r"\w", head)) >= 2 and re.search(r"\w", rest):
             cut = raw_breaks[k].end() if k < len(raw_breaks) else len(first.text)
-            return [_Sentence(first.text[:cut].strip() or head, [Run(run.lang, head)]),
-                    _Sentence(first.text[cut:].strip() or rest, [Run(run.lang, rest)]),
+            return [_Sentence(first.text[:cut].strip() or head, [Run(run.lang, head)],
+                              first.emphasis[:1]),
+                    _Sentence(first.text[cut:].strip() or rest, [Run(run.lang, rest)],
+                              first.emphasis[:1], first.pause_after_s, first.breath_after),
                     *sentences[1:]]
     return sentences
+
+
+def _flags(sentence: _Sentence) -> list[bool]:
+    """Per-run emphasis of ``sentence``, one flag per run."""
+    flags = list(sentence.emphasis[: len(sentence.runs)])
+    return flags + [False] * (len(sentence.runs) - len(flags))
+
+
+def breath_noise(n: int, sr: int) -> np.ndarray:
+    """``n`` samples of a soft inhalation: band-limited noise (≈ 0.4–2.5 kHz, where breath
+    noise has its energy) under a raised-cosine swell, peaking near −38 dBFS, between short
+    silences. Seeded, so the same text gives the same audio."""
+    out = np.zeros(n, np.float32)
+    body = int(0.6 * n)
+    if body < int(0.05 * sr):
+        return out
+    rng = np.random.default_rng(1234)
+    spec = np.fft.rfft(rng.standard_normal(body))
+    freqs = np.fft.rfftfreq(body, 1.0 / sr)
+    spec[(freqs < 400) | (freqs > 2500)] = 0
+    noise = np.fft.irfft(spec, body)
+    noise *= np.hanning(body) / max(float(np.abs(noise).max()), 1e-9)
+    start = (n - body) // 2
+    out[start:start + body] = (noise * 10 ** (-38 / 20)).astype(np.float32)
+    return out
 
 
 def main_language(text: str) -> str:

@@ -47,3 +47,66 @@ def test_clone_moves_pitch_toward_a_female_prompt(synth, real_female_prompt):
     f0_preset = VoiceProfile.from_audio(preset.wav, preset.sample_rate).f0_median_hz
     f0_clone = VoiceProfile.from_audio(clone.wav, clone.sample_rate).f0_median_hz
     assert f0_clone > 1.3 * f0_preset, (f0_preset, f0_clone)
+
+
+def _longest_gap(wav: np.ndarray, sr: int, floor_db: float = -45.0) -> float:
+    hop = int(0.01 * sr)
+    n = len(wav) // hop
+    rms = np.sqrt(np.mean(wav[: n * hop].reshape(n, hop) ** 2, axis=1) + 1e-12)
+    quiet = 20 * np.log10(rms / rms.max()) < floor_db
+    loud = np.flatnonzero(~quiet)
+    best = run = 0
+    for q in quiet[loud[0]: loud[-1] + 1]:
+        run = run + 1 if q else 0
+        best = max(best, run)
+    return best * hop / sr
+
+
+def _median_st(wav: np.ndarray, sr: int) -> float:
+    import parselmouth
+
+    f0 = parselmouth.Sound(wav.astype(np.float64), sampling_frequency=sr).to_pitch_ac(
+        time_step=0.01, pitch_floor=60, pitch_ceiling=300).selected_array["frequency"]
+    return float(np.median(12 * np.log2(f0[f0 > 0])))
+
+
+def test_inline_pause_and_breath_make_the_gap_asked_for(synth):
+    plain = synth.synthesize(SynthesisRequest(text="Hello there. How are you?", seed=1))
+    paused = synth.synthesize(SynthesisRequest(
+        text="Hello there. [pause:900ms] How are you?", seed=1))
+    sr = paused.sample_rate
+    assert _longest_gap(plain.wav, sr) < 0.5
+    assert 0.8 <= _longest_gap(paused.wav, sr) <= 1.05
+    assert paused.duration_s - plain.duration_s == pytest.approx(0.9 - 0.16, abs=0.15)
+    breath = synth.synthesize(SynthesisRequest(
+        text="Hello there. [breath] How are you?", seed=1))
+    silent = synth.synthesize(SynthesisRequest(
+        text="Hello there. [pause:350ms] How are you?", seed=1))
+    assert len(breath.wav) == len(silent.wav)  # a breath is a 350 ms pause ...
+    noise = breath.wav - silent.wav  # ... with a soft noise in it, and nothing else
+    assert 1e-4 < np.abs(noise).max() < 0.03
+    assert np.count_nonzero(np.abs(noise) > 1e-6) < 0.4 * sr
+
+
+def test_inline_emphasis_raises_pitch_and_slows_the_words(synth):
+    text = "The cat sat on the warm mat."
+    plain = synth.synthesize(SynthesisRequest(text=text, seed=1))
+    strong = synth.synthesize(SynthesisRequest(text=f"<strong>{text}</strong>", seed=1))
+    sr = plain.sample_rate
+    assert _median_st(strong.wav, sr) - _median_st(plain.wav, sr) > 1.2
+    assert strong.duration_s > 1.08 * plain.duration_s
+    part = synth.synthesize(SynthesisRequest(
+        text="The cat sat on the <strong>warm</strong> mat.", seed=1))
+    assert part.sentences == 1 and part.duration_s > plain.duration_s
+    streamed = np.concatenate([c.wav for c in synth.stream(SynthesisRequest(
+        text="The cat sat on the <strong>warm</strong> mat.", seed=1))])
+    assert np.array_equal(streamed, part.wav)
+
+
+def test_a_malformed_tag_is_refused_before_any_audio(synth):
+    from cosyvoice.errors import TextError
+
+    with pytest.raises(TextError, match="not closed"):
+        synth.synthesize(SynthesisRequest(text="I said <strong>yes."))
+    with pytest.raises(TextError, match="pauses go from"):
+        synth.synthesize(SynthesisRequest(text="Wait [pause:9s] now."))
