@@ -25,7 +25,7 @@ import numpy as np
 from cosyvoice.audio.io import resample, write_wav_atomic
 from cosyvoice.errors import PromptError, TextError
 from cosyvoice.frontend.en_normalize import clean_text, normalize_en
-from cosyvoice.frontend.inline_tags import has_tags, parse_inline
+from cosyvoice.frontend.inline_tags import parse_inline
 from cosyvoice.frontend.mixed import Run, split_mixed
 from cosyvoice.frontend.sentences import split_sentences
 from cosyvoice.frontend.text_checks import check_script, check_text
@@ -198,10 +198,9 @@ class Synthesizer:
     def _sentences(self, text: str) -> list[_Sentence]:
         """Sentences with their language runs: English text as before; Chinese and mixed
         text split into zh/en runs (digits and units by their neighbours)."""
-        segments = parse_inline(text) if has_tags(text or "") else None
-        if segments is not None:  # check the text the user means, without its tags
-            text = " ".join(seg.text for seg in segments)
-        text = check_text(text, self.settings.max_text_chars)
+        segments = parse_inline(text or "")  # plain text: one segment, no pauses
+        # Check the text the user means: without its inline tags.
+        text = check_text(" ".join(seg.text for seg in segments), self.settings.max_text_chars)
         script = check_script(text)
         main = main_language(text)
 
@@ -213,31 +212,25 @@ class Synthesizer:
             return [r for r in runs if re.search(r"\w", r.text)]
 
         out: list[_Sentence] = []
-        if segments is None:
-            for s in split_sentences(text):
+        closed = True  # whether the last sentence ended (punctuation or a pause)
+        for seg in segments:
+            for j, s in enumerate(split_sentences(clean_text(seg.text)) if
+                                  re.search(r"\w", seg.text) else []):
                 runs = runs_of(s)
-                if runs:
-                    out.append(_Sentence(s, runs))
-        else:
-            closed = True  # whether the last sentence ended (punctuation or a pause)
-            for seg in segments:
-                for j, s in enumerate(split_sentences(clean_text(seg.text)) if
-                                      re.search(r"\w", seg.text) else []):
-                    runs = runs_of(s)
-                    if not runs:
-                        continue
-                    flags = [seg.emphasis] * len(runs)
-                    if j == 0 and not closed and out:  # an emphasis inside a sentence
-                        last = out[-1]
-                        last.emphasis = _flags(last) + flags
-                        last.runs, last.text = last.runs + runs, f"{last.text} {s}"
-                    else:
-                        out.append(_Sentence(s, runs, flags))
-                    closed = bool(_SENTENCE_END.search(s))
-                if seg.pause_after_s and out:
-                    out[-1].pause_after_s += seg.pause_after_s
-                    out[-1].breath_after |= seg.breath_after
-                    closed = True
+                if not runs:
+                    continue
+                flags = [seg.emphasis] * len(runs)
+                if j == 0 and not closed and out:  # an emphasis inside a sentence
+                    last = out[-1]
+                    last.emphasis = _flags(last) + flags
+                    last.runs, last.text = last.runs + runs, f"{last.text} {s}"
+                else:
+                    out.append(_Sentence(s, runs, flags))
+                closed = bool(_SENTENCE_END.search(s))
+            if seg.pause_after_s and out:
+                out[-1].pause_after_s += seg.pause_after_s
+                out[-1].breath_after |= seg.breath_after
+                closed = True
         if not out:
             raise TextError("The text has no speakable words (only symbols or punctuation)")
         return _short_first(out)
