@@ -44,38 +44,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import verdict  # noqa: E402
+from bench.zh_tones import carrier, f0_track  # noqa: E402  (the same carrier and F0)
 
 BASES = "ma ba da ta na la ga ka ha yi mao tang".split()
-CARRIER = (["qing3", "du2"], ["zhe4", "ge4", "zi4"])
 SENTENCE = "今天天气很好，我们一起去公园散步吧。"
-STEP_S = 0.005
 TARGET = 2  # index of X among the carrier's syllables
-
-
-def carrier(target: str, symbols) -> object:
-    """The carrier's G2P result with ``target`` (toned pinyin) as its third syllable."""
-    from cosyvoice.frontend.zh_g2p import Syllable, ZhPhones, split_pinyin
-
-    table = {s: i for i, s in enumerate(symbols)}
-    phones, syls = ["sil"], []
-    sylls = [*CARRIER[0], target, *CARRIER[1]]
-    breaks = ["", "#1", "#1", "#0", "#0", "#0"]  # 请读 | X | 这个字
-    for brk, syl in zip(breaks, sylls, strict=True):
-        if brk:
-            phones.append(brk)
-        initial, final = split_pinyin(syl[:-1])
-        syls.append(Syllable("", syl, int(syl[-1]), len(phones), len(phones) + 2))
-        phones += [initial, final + syl[-1]]
-    phones += ["sil", "eos"]
-    return ZhPhones("", phones, [table[p] for p in phones], syls)
-
-
-def f0_track(wav: np.ndarray, sr: int) -> tuple[np.ndarray, np.ndarray]:
-    import parselmouth
-
-    pitch = parselmouth.Sound(np.asarray(wav, np.float64), sr).to_pitch_ac(
-        time_step=STEP_S, pitch_floor=75, pitch_ceiling=600)
-    return pitch.xs(), pitch.selected_array["frequency"]
 
 
 def measured_shape(letters: np.ndarray) -> str:

@@ -41,29 +41,35 @@ CARRIER = (["qing3", "du2"], ["zhe4", "ge4", "zi4"])
 STEP_S = 0.005
 
 
-def carrier_ids(target: str, symbols: list[str]) -> tuple[list[int], int]:
-    """Phone ids of the carrier with ``target`` in it, and the index of the target's final."""
-    from cosyvoice.frontend.zh_g2p import split_pinyin
+def carrier(target: str, symbols) -> object:
+    """The carrier's G2P result (``ZhPhones``) with ``target`` (toned pinyin) as its third
+    syllable: 请读 | X | 这个字, with the prosodic breaks the frontend would give it."""
+    from cosyvoice.frontend.zh_g2p import Syllable, ZhPhones, split_pinyin
 
     table = {s: i for i, s in enumerate(symbols)}
-    phones, final_at = ["sil"], -1
+    phones, syls = ["sil"], []
     sylls = [*CARRIER[0], target, *CARRIER[1]]
     breaks = ["", "#1", "#1", "#0", "#0", "#0"]  # 请读 | X | 这个字
     for brk, syl in zip(breaks, sylls, strict=True):
         if brk:
             phones.append(brk)
         initial, final = split_pinyin(syl[:-1])
+        syls.append(Syllable("", syl, int(syl[-1]), len(phones), len(phones) + 2))
         phones += [initial, final + syl[-1]]
-        if syl is target:
-            final_at = len(phones) - 1
     phones += ["sil", "eos"]
-    return [table[p] for p in phones], final_at
+    return ZhPhones("", phones, [table[p] for p in phones], syls)
+
+
+def carrier_ids(target: str, symbols: list[str]) -> tuple[list[int], int]:
+    """Phone ids of the carrier with ``target`` in it, and the index of the target's final."""
+    zh = carrier(target, symbols)
+    return zh.ids, zh.syllables[len(CARRIER[0])].start + 1
 
 
 def f0_track(wav: np.ndarray, sr: int) -> tuple[np.ndarray, np.ndarray]:
     import parselmouth
 
-    pitch = parselmouth.Sound(wav.astype(np.float64), sr).to_pitch_ac(
+    pitch = parselmouth.Sound(np.asarray(wav, np.float64), sr).to_pitch_ac(
         time_step=STEP_S, pitch_floor=75, pitch_ceiling=600)
     return pitch.xs(), pitch.selected_array["frequency"]
 
