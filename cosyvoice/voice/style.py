@@ -63,6 +63,12 @@ logger = logging.getLogger(__name__)
 # +1.0 std by +1.7 st on a 7-syllable sentence: 2.3 st per std lies between.
 ST_PER_F0_Z = 2.3
 MAX_F0_Z_SHIFT = 2.0  # beyond ±2 std the model's F0 embedding is out of range: PSOLA the rest
+# Lowering Baker's pitch by ``pitch_shift`` z < 0 also narrows its 5–95 % F0 range, by
+# about 13 % per std (two sentences, median-of-voiced-frames measure of bench/emotions.py:
+# z −0.5 → ×0.96, −1 → ×0.85, −1.5 → ×0.82, −2 → ×0.75); raising it leaves the range
+# within ±10 % with no trend. The PSOLA range factor of :meth:`Style.post` divides this out,
+# so that a lowered emotion (disgust: −2 st, ×1.1) still gets the range it asks for.
+ZH_RANGE_PER_NEG_Z = 0.13
 TILT_PIVOT_HZ = 1000.0
 TILT_MAX_DB = 9.0
 LIMIT_CEILING = 0.95  # peak after the limiter (linear full scale)
@@ -203,15 +209,22 @@ class Style:
         the part past the model's range), tilt, gain, limiter. ``wav`` (T,) → (T,)."""
         y = np.asarray(wav, dtype=np.float32)
         if pitch_done:
-            rest = self.mandarin_split()[1]
-            if abs(rest) > 1e-3 or abs(self.range_factor - 1.0) > 1e-6:
-                y = shift_pitch(y, sr, rest, self.range_factor)
+            z, rest = self.mandarin_split()
+            factor = self.range_factor / model_range_response(z)
+            if abs(rest) > 1e-3 or abs(factor - 1.0) > 1e-6:
+                y = shift_pitch(y, sr, rest, factor)
         elif self.changes_pitch:
             y = shift_pitch(y, sr, self.pitch_st, self.range_factor)
         if self.changes_level:
             y = apply_tilt(y, sr, self.tilt_db_oct)
             y = limit_peaks(y * np.float32(10 ** (self.gain_db / 20)), sr)
         return y
+
+
+def model_range_response(z: float) -> float:
+    """How much Baker's F0 range (5–95 %) shrinks when its pitch is moved by ``z`` std:
+    ``1 + ZH_RANGE_PER_NEG_Z·z`` below 0 (floored at 0.5), 1 above."""
+    return max(0.5, 1.0 + ZH_RANGE_PER_NEG_Z * min(float(z), 0.0))
 
 
 def merge_controls(emotion, dialect):

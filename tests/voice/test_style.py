@@ -194,6 +194,36 @@ def test_high_pitch_raises_f0_and_slower_lengthens(synth, voice, text):
     assert any("pitch +3.0 st" in n for n in high.notes), high.notes
 
 
+def spread_st(wav: np.ndarray, sr: int) -> float:
+    """5–95 % F0 spread in semitones (voiced frames)."""
+    import parselmouth
+
+    f0 = parselmouth.Sound(wav.astype(np.float64), sampling_frequency=sr).to_pitch_ac(
+        time_step=0.01, pitch_floor=120, pitch_ceiling=600).selected_array["frequency"]
+    st = 12 * np.log2(f0[f0 > 0])
+    return float(np.percentile(st, 95) - np.percentile(st, 5))
+
+
+def test_model_range_response_undoes_the_narrowing_of_a_lowered_pitch():
+    from cosyvoice.voice.style import model_range_response
+
+    assert model_range_response(0.0) == 1.0
+    assert model_range_response(1.5) == 1.0  # raising: no trend measured, no correction
+    assert model_range_response(-1.0) == pytest.approx(0.87)
+    assert model_range_response(-10.0) == 0.5
+
+
+@pytest.mark.slow
+def test_disgust_lowers_baker_and_still_widens_its_range(synth):
+    """厌恶 asks −2 st and ×1.1 range; the model's lowered pitch alone narrows the range
+    (×0.90 measured), so without the correction the range came out ×0.95."""
+    neutral = _say(synth, ZH, voice="baker")
+    disgust = _say(synth, ZH, "厌恶地说", voice="baker")
+    sr = neutral.sample_rate
+    assert median_st(disgust.wav, sr) < median_st(neutral.wav, sr) - 1.0
+    assert spread_st(disgust.wav, sr) > 1.03 * spread_st(neutral.wav, sr)
+
+
 @pytest.mark.slow
 def test_louder_is_louder_without_clipping_and_sad_is_lower_and_quieter(synth):
     neutral = _say(synth, EN)
