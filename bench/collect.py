@@ -37,6 +37,10 @@ TARGETS: dict[str, tuple[str, float | tuple[float, float], str]] = {
     "reload_soft_s": ("<=", 3.0, "lifecycle.py SOFT_TARGET_S"),
     "zh_tones_v1_acc": (">=", 0.85, "zh_tones.py (≥ 85 %)"),
     "zh_tones_v2_acc": (">=", 0.85, "zh_tones.py (≥ 85 %)"),
+    "zh_tones_v3_acc": (">=", 0.85, "zh_tones.py (≥ 85 %, sentence-final carrier)"),
+    # A broken port must fail the check: far below its target.
+    "zh_tones_control_rotated_acc": ("<=", 0.5, "zh_tones.py control (broken mapper)"),
+    "zh_tones_control_reversed_acc": ("<=", 0.5, "zh_tones.py control (broken port)"),
     "zh_sentence30_s": ("in", (4.0, 9.0), "zh_quality.py (4–9 s)"),
     "zh_inner_silence_s": ("<=", 0.6, "zh_quality.py"),
     "zh_dnsmos_ovrl": (">=", 3.0, "zh_quality.py"),
