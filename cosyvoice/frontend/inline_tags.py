@@ -38,10 +38,6 @@ class Segment:
     breath_after: bool = False
 
 
-def has_tags(text: str) -> bool:
-    return _TAG.search(text) is not None
-
-
 def _pause_seconds(arg: str | None, tag: str) -> float:
     if arg is None or not arg.strip():
         return PAUSE_DEFAULT_S

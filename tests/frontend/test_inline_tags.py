@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cosyvoice.errors import TextError
-from cosyvoice.frontend.inline_tags import BREATH_S, PAUSE_DEFAULT_S, has_tags, parse_inline
+from cosyvoice.frontend.inline_tags import BREATH_S, PAUSE_DEFAULT_S, parse_inline
 
 
 def _view(text):
@@ -32,11 +32,6 @@ def _view(text):
 ])
 def test_segments(text, expected):
     assert _view(text) == expected
-
-
-def test_has_tags_only_for_our_tags():
-    assert has_tags("a [pause] b") and has_tags("<strong>x</strong>")
-    assert not has_tags("a [note] b <b>c</b>")
 
 
 @pytest.mark.parametrize("text, phrase", [
