@@ -69,9 +69,9 @@ def carrier(target: str, symbols, final: bool = False) -> object:
     for brk, syl in zip(breaks, sylls, strict=True):
         if brk:
             phones.append(brk)
-        initial, final = split_pinyin(syl[:-1])
+        initial, rhyme = split_pinyin(syl[:-1])
         syls.append(Syllable("", syl, int(syl[-1]), len(phones), len(phones) + 2))
-        phones += [initial, final + syl[-1]]
+        phones += [initial, rhyme + syl[-1]]
     phones += ["sil", "eos"]
     return ZhPhones("", phones, [table[p] for p in phones], syls)
 
@@ -80,7 +80,8 @@ def carrier_ids(target: str, symbols: list[str], final: bool = False
                 ) -> tuple[list[int], int]:
     """Phone ids of the carrier with ``target`` in it, and the index of the target's final."""
     zh = carrier(target, symbols, final)
-    return zh.ids, zh.syllables[len(CARRIER[0])].start + 1
+    pre = (FINAL_CARRIER if final else CARRIER)[0]
+    return zh.ids, zh.syllables[len(pre)].start + 1
 
 
 def f0_track(wav: np.ndarray, sr: int) -> tuple[np.ndarray, np.ndarray]:
@@ -185,16 +186,18 @@ def main() -> int:
     zh = MandarinAcoustic.load(vocoder=vocoder)
     targets = [f"{base}{tone}" for base in BASES for tone in (1, 2, 3, 4)]
     tables = np.zeros((5, 4, 5), int)  # rule; expected tone 1-4; measured 1-4, unvoiced
+
+    def tally(r: int, target: str, got: int | None) -> None:
+        tables[r, int(target[-1]) - 1, (got or 5) - 1] += 1
+
     for target in targets:
-        tone = int(target[-1])
         for r, got in enumerate(measure(zh, vocoder, target)):
-            tables[r, tone - 1, (got or 5) - 1] += 1
+            tally(r, target, got)
         end = contour(zh, vocoder, target, final=True, spoken=rotated(target))
-        tables[3, tone - 1, (classify(*end, classify_v2) or 5) - 1] += 1
+        tally(3, target, classify(*end, classify_v2))
     reverse_conv_kernels(zh.model.model)
     for target in targets:
-        end = contour(zh, vocoder, target, final=True)
-        tables[4, int(target[-1]) - 1, (classify(*end, classify_v2) or 5) - 1] += 1
+        tally(4, target, classify(*contour(zh, vocoder, target, final=True), classify_v2))
     print(f"tone check: {len(BASES)} bases × 4 tones, HiFi-GAN path; carriers "
           "'请读 X 这个字' (v1, v2) and '请读X。' (v3)")
     names = ("v1 final only, '请读 X 这个字' (pre-registered)",
