@@ -195,12 +195,10 @@ def test_high_pitch_raises_f0_and_slower_lengthens(synth, voice, text):
 
 
 def spread_st(wav: np.ndarray, sr: int) -> float:
-    """5–95 % F0 spread in semitones (voiced frames)."""
-    import parselmouth
+    """5–95 % F0 spread in semitones (voiced frames), with bench/emotions.py's tracker."""
+    from bench.emotions import f0_semitones
 
-    f0 = parselmouth.Sound(wav.astype(np.float64), sampling_frequency=sr).to_pitch_ac(
-        time_step=0.01, pitch_floor=120, pitch_ceiling=600).selected_array["frequency"]
-    st = 12 * np.log2(f0[f0 > 0])
+    st = f0_semitones(wav, sr, 120, 600)
     return float(np.percentile(st, 95) - np.percentile(st, 5))
 
 
