@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from bench.emotions import f0_semitones
 from bench.zh_quality import longest_inner_silence
 from cosyvoice.lifecycle.manager import ModelManager
 from cosyvoice.lifecycle.registry import default_specs
@@ -51,11 +52,7 @@ def test_clone_moves_pitch_toward_a_female_prompt(synth, real_female_prompt):
 
 
 def _median_st(wav: np.ndarray, sr: int) -> float:
-    import parselmouth
-
-    f0 = parselmouth.Sound(wav.astype(np.float64), sampling_frequency=sr).to_pitch_ac(
-        time_step=0.01, pitch_floor=60, pitch_ceiling=300).selected_array["frequency"]
-    return float(np.median(12 * np.log2(f0[f0 > 0])))
+    return float(np.median(f0_semitones(wav, sr, 60, 300)))
 
 
 def test_inline_pause_and_breath_make_the_gap_asked_for(synth):
