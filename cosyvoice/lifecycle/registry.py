@@ -17,10 +17,13 @@ from cosyvoice.settings import Settings
 logger = logging.getLogger(__name__)
 
 
-def _load_vocoder(device: str):
-    from cosyvoice.vocoder.loader import HifiGanVocoder
+def _vocoder_loader(settings: Settings):
+    def load(device: str):
+        from cosyvoice.vocoder.loader import HifiGanVocoder
 
-    return HifiGanVocoder.load(device=device)
+        return HifiGanVocoder.load(device=device, precision=settings.vocoder_precision)
+
+    return load
 
 
 def _warm_vocoder(vocoder) -> None:
@@ -82,7 +85,8 @@ def _warm_acoustic(model) -> None:
 def default_specs(settings: Settings) -> list[ModelSpec]:
     """Every model, in load order. ``speaker_encoder`` is only needed for similarity."""
     return [
-        ModelSpec("vocoder", _load_vocoder, "HiFi-GAN V1 universal (22.05 kHz)", _warm_vocoder),
+        ModelSpec("vocoder", _vocoder_loader(settings), "HiFi-GAN V1 universal (22.05 kHz)",
+                  _warm_vocoder),
         ModelSpec("acoustic_en", _piper_loader(settings), "English Piper VITS en_US-joe-medium",
                   _warm_acoustic),
         ModelSpec("acoustic_zh", _load_mandarin,
