@@ -141,13 +141,14 @@ def main() -> int:
         print(f"{kind}: mean DNSMOS OVRL fp32 {a:.3f}, int8 {b:.3f} (drop ≤ {MAX_DNSMOS_DROP}): "
               f"{verdict(good)}; median SNR int8 vs fp32 "
               f"{median([r['snr'] for r in sel]):.1f} dB")
-        result += [f"{kind}_dnsmos_fp32={a:.3f}", f"{kind}_dnsmos_int8={b:.3f}"]
+        result += [f"int8_{kind}_dnsmos_fp32={a:.3f}", f"int8_{kind}_dnsmos_int8={b:.3f}",
+                   f"int8_{kind}_dnsmos_drop={a - b:.3f}"]
     rise = max(r["l1"]["int8"] - r["l1"]["fp32"] for r in rows if r["kind"] == "speech")
     good = rise <= MAX_L1_RISE
     ok &= good
     print(f"speech: largest reconstruction mel L1 rise int8 − fp32 {rise:+.4f} "
           f"(≤ {MAX_L1_RISE}): {verdict(good)}")
-    result.append(f"speech_l1_rise_max={rise:.4f}")
+    result.append(f"int8_speech_l1_rise_max={rise:.4f}")
     print("RESULT " + " ".join(result))
     return 0 if ok else 1
 
