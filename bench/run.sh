@@ -28,6 +28,26 @@ while [ $# -gt 0 ]; do
   shift
 done
 
+# The prompt set of bench/prompts.py reads real and synthetic voices from these Debian
+# packages; without them those prompts are skipped (and the figures cover fewer voices).
+BENCH_DEBS=(alsa-utils asterisk-core-sounds-en-wav festival festvox-kallpc16k festvox-kdlpc16k
+            festvox-us-slt-hts)
+missing=()
+for deb in "${BENCH_DEBS[@]}"; do
+  dpkg -s "$deb" >/dev/null 2>&1 || missing+=("$deb")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "bench/run.sh: installing ${missing[*]} (prompt voices)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" \
+      >/dev/null 2>&1 || { apt-get update >/dev/null 2>&1 && \
+      DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" \
+      >/dev/null 2>&1; } || echo "bench/run.sh: apt-get failed; those prompts will be skipped" >&2
+  else
+    echo "bench/run.sh: missing ${missing[*]}; as root: apt-get install ${missing[*]}" >&2
+  fi
+fi
+
 quick_args() {  # small run counts per script; scripts with their own --quick get it
   case "$1" in
     rtf|zh_quality|zh_port_fidelity|ttfb) echo "--runs 1" ;;

@@ -204,11 +204,19 @@ class Int8Conv:
       the result is silently wrong (measured: 9 % relative error on a Gaussian input).
       2 · 255 · 63 = 32130 < 2¹⁵ cannot overflow; the 7th bit costs ~0.2 % relative error.
     * Activations: ``pre(x)`` quantized to uint8 per call with an asymmetric scale from
-      its own min and max (one pass over a contiguous view, ~0.2 ms per 3.5 M values), so
-      nothing is calibrated and a loud or quiet input keeps all 256 levels. The uint8
-      tensor aliases the quantized tensor's storage (no ``int_repr`` copy).
+      its own min and max (one pass), so nothing is calibrated and a loud or quiet input
+      keeps all 256 levels. The uint8 tensor aliases the quantized tensor's storage (no
+      ``int_repr`` copy).
+    * **Fixed-length tiles.** oneDNN builds an int8 kernel for each input shape, and on
+      CPUs with AMX (Intel Sapphire Rapids and later) that took 10–400 ms per new length
+      here, against 2–8 ms for the conv itself; every request has a new length. So the
+      zero-padded, quantized input is cut into overlapping tiles of ``TILE`` outputs (the
+      rest in tiles of ``SMALL``) and each runs with no padding: two shapes per conv,
+      built once (:meth:`CpuGenerator.warm_up`), at most ``SMALL - 1`` wasted outputs.
+      Tiles are views of the time-major buffer (no copies in).
     * The conv runs in oneDNN with int32 accumulation and writes float32 with the bias
-      added; ``post_slope`` and the residual add run in float32 after it.
+      added; in :meth:`add_to_` it sums straight into the accumulator (oneDNN's ``sum``
+      post-op). ``post_slope`` runs in float32 after it.
 
     Error against float32, measured on the universal V1 generator (``bench/vocoder_int8``):
     one conv 1–3 % relative (mostly the 7-bit weights); the whole generator with stages
@@ -216,6 +224,8 @@ class Int8Conv:
     """
 
     WEIGHT_MAX = 63
+    TILE = 4096
+    SMALL = 512
 
     def __init__(self, conv: nn.Conv1d):
         w = conv.weight.detach().float()
@@ -224,11 +234,13 @@ class Int8Conv:
         wq = torch.round(w / self.w_scale[:, None, None]).clamp_(-self.WEIGHT_MAX,
                                                                   self.WEIGHT_MAX)
         wq = wq.to(torch.int8).unsqueeze(2).contiguous(memory_format=CL)
-        self.padding, self.dil2d = [0, conv.padding[0]], [1, conv.dilation[0]]
+        self.pad = conv.padding[0]
+        self.span = conv.dilation[0] * (conv.kernel_size[0] - 1) + 1
+        self.padding, self.dil2d = [0, self.pad], [1, conv.dilation[0]]
         # The prepacked weight does not depend on the activation scale (checked in the
         # tests by running two scales through one packing).
         self.weight = torch.ops.onednn.qconv_prepack(
-            wq, self.w_scale, 1.0, 0, [1, 1], self.padding, self.dil2d, 1, None)
+            wq, self.w_scale, 1.0, 0, [1, 1], [0, 0], self.dil2d, 1, None)
         self.w_zero = torch.zeros(self.out_ch, dtype=torch.long)
         self.bias = conv.bias.detach().float().clone()
 
@@ -237,9 +249,9 @@ class Int8Conv:
         return self.weight.numel() * self.weight.element_size()
 
     @staticmethod
-    def quantize(x: torch.Tensor) -> tuple[torch.Tensor, float, int]:
-        """``(1, C, 1, T)`` channels-last float → (uint8 same layout, scale, zero point)."""
-        lo, hi = torch.aminmax(_time_major(x).reshape(-1))
+    def _quantize_rows(x: torch.Tensor) -> tuple[torch.Tensor, float, int]:
+        """Contiguous float ``(..., C)`` → (uint8 same shape, scale, zero point)."""
+        lo, hi = torch.aminmax(x.reshape(-1))
         lo, hi = min(float(lo), 0.0), max(float(hi), 0.0)
         if not math.isfinite(lo) or not math.isfinite(hi):
             raise ValueError("the vocoder met a non-finite activation (NaN or inf in the mel?)")
@@ -250,20 +262,70 @@ class Int8Conv:
         u8.set_(q.untyped_storage(), q.storage_offset(), q.shape, q.stride())
         return u8, scale, zero
 
+    @staticmethod
+    def quantize(x: torch.Tensor) -> tuple[torch.Tensor, float, int]:
+        """``(1, C, 1, T)`` channels-last float → (uint8 ``(1, C, 1, T)``, scale, zero
+        point): the operands :meth:`__call__` convolves (zero padding maps to the zero
+        point exactly, so padding first changes nothing)."""
+        u8, scale, zero = Int8Conv._quantize_rows(_time_major(x).contiguous())
+        return _channels_last(u8), scale, zero
+
+    @classmethod
+    def tiles(cls, t: int) -> list[tuple[int, int]]:
+        """``(start, length)`` output tiles covering ``t`` samples."""
+        big, rest = divmod(t, cls.TILE)
+        out = [(i * cls.TILE, cls.TILE) for i in range(big)]
+        out += [(big * cls.TILE + j * cls.SMALL, cls.SMALL)
+                for j in range(-(-rest // cls.SMALL))]
+        return out
+
+    def _prepare(self, x: torch.Tensor, pre_slope: float | None):
+        t = x.shape[-1]
+        tiles = self.tiles(t)
+        covered = tiles[-1][0] + tiles[-1][1] if tiles else 0
+        buf = _padded_input(x, self.pad, covered + self.span - 1, pre_slope)
+        u8, scale, zero = self._quantize_rows(buf)
+        return tiles, covered, u8, scale, zero
+
+    def _conv(self, u8: torch.Tensor, start: int, length: int, scale: float, zero: int,
+              acc: torch.Tensor | None = None) -> torch.Tensor:
+        xin = _channels_last(u8[start:start + length + self.span - 1])
+        args = (self.bias, [1, 1], [0, 0], self.dil2d, 1, 1.0, 0, torch.float32)
+        if acc is None:
+            return torch.ops.onednn.qconv2d_pointwise(
+                xin, scale, zero, self.weight, self.w_scale, self.w_zero, *args,
+                "none", [], "")
+        return torch.ops.onednn.qconv2d_pointwise.binary(
+            xin, scale, zero, self.weight, self.w_scale, self.w_zero, acc, *args,
+            1.0, 0, "sum", 1.0, "none", [], "")
+
     def __call__(self, x: torch.Tensor, pre_slope: float | None = None,
                  post_slope: float | None = None) -> torch.Tensor:
         """``(1, C, 1, T)`` → ``(1, O, 1, T)`` channels-last float32: ``post(conv(pre(x)))``."""
-        x = x if pre_slope is None else F.leaky_relu(x, pre_slope)
-        u8, scale, zero = self.quantize(x)
-        y = torch.ops.onednn.qconv2d_pointwise(
-            u8, scale, zero, self.weight, self.w_scale, self.w_zero, self.bias, [1, 1],
-            self.padding, self.dil2d, 1, 1.0, 0, torch.float32, "none", [], "")
+        tiles, covered, u8, scale, zero = self._prepare(x, pre_slope)
+        out = x.new_empty(covered, self.out_ch)
+        for start, length in tiles:
+            out[start:start + length].copy_(
+                _time_major(self._conv(u8, start, length, scale, zero)))
+        y = _channels_last(out[: x.shape[-1]])
         return y if post_slope is None else F.leaky_relu_(y, post_slope)
 
     def add_to_(self, x: torch.Tensor, acc: torch.Tensor,
                 pre_slope: float | None = None) -> torch.Tensor:
         """``acc += conv(pre(x))`` in place; returns ``acc``."""
-        return acc.add_(self(x, pre_slope))
+        if not acc.is_contiguous(memory_format=CL):
+            return acc.add_(self(x, pre_slope))
+        t = x.shape[-1]
+        tiles, _, u8, scale, zero = self._prepare(x, pre_slope)
+        tm = _time_major(acc)
+        for start, length in tiles:
+            if start + length <= t:  # inside acc: oneDNN adds into it
+                self._conv(u8, start, length, scale, zero, _channels_last(
+                    tm[start:start + length]))
+            else:  # the last tile reaches past the end
+                y = _time_major(self._conv(u8, start, length, scale, zero))
+                tm[start:].add_(y[: t - start])
+        return acc
 
 
 def _block_size(span: int) -> int:
@@ -441,6 +503,26 @@ class CpuGenerator:
             x = xs.div_(self.num_kernels)
         x = self.post(F.leaky_relu(x, POST_LRELU_SLOPE))
         return torch.tanh(x).squeeze(2)
+
+    def warm_up_frames(self) -> int:
+        """Mel frames for which every int8 stage sees both its tile lengths (0: no int8)."""
+        if not self.int8_stages:
+            return 0
+        ic = next(c for i, blk in enumerate(self.blocks)
+                  if i // self.num_kernels in self.int8_stages for c in blk[0] if c)
+        scale = [math.prod(u[2] for u in self.ups[:s + 1]) for s in self.int8_stages]
+        frames = -(-(ic.TILE + ic.SMALL) // scale[0])
+        while any(frames * k % ic.TILE < 1 or frames * k < ic.TILE for k in scale):
+            frames += 1
+        return frames
+
+    def warm_up(self, n_mels: int) -> None:
+        """Build the int8 convs' oneDNN kernels now (both tile lengths, every stage) rather
+        than in the first request: ~0.1 s of silence-level input."""
+        frames = self.warm_up_frames()
+        if frames:
+            with torch.inference_mode():
+                self(torch.full((1, n_mels, frames), -11.5))
 
     def __call__(self, mel: torch.Tensor) -> torch.Tensor:
         """``(B, n_mels, T)`` float32 CPU → ``(B, 1, T · hop)``."""

@@ -62,6 +62,7 @@ class HifiGanVocoder:
 
             self._fast = CpuGenerator(generator, int8_stages=PRECISIONS[precision])
             self.precision = "int8" if self._fast.int8_stages else "fp32"
+            self._fast.warm_up(self.mel_config.n_mels)
 
     @classmethod
     def load(cls, checkpoint: str | Path | None = None, config: str | Path | None = None,

@@ -77,6 +77,37 @@ def test_int8_conv_pre_post_slopes_and_add_to():
     torch.testing.assert_close(out, expected)
 
 
+@pytest.mark.parametrize("length", [Int8Conv.TILE, 2 * Int8Conv.TILE + 700, 513])
+def test_int8_tiles_join_without_seams(length):
+    """Tiles of two fixed lengths (one oneDNN kernel each, whatever the request's length)
+    give the conv of the whole input: no seam at a tile edge, the tail cut exactly."""
+    torch.manual_seed(length)
+    conv = torch.nn.Conv1d(24, 24, 11, dilation=5, padding=25)
+    ic = Int8Conv(conv)
+    assert {n for _, n in ic.tiles(length)} <= {ic.TILE, ic.SMALL}
+    x = torch.randn(1, 24, 1, length).contiguous(memory_format=CL)
+    acc = torch.randn(1, 24, 1, length).contiguous(memory_format=CL)
+    with torch.inference_mode():
+        ref = _dequantized_reference(ic, conv, x)
+        got = ic(x).double()
+        expected = acc.double() + ref
+        summed = ic.add_to_(x, acc).double()
+    tol = 1e-5 * float(ref.abs().max()) + 1e-6
+    assert got.shape == ref.shape
+    assert float((got - ref).abs().max()) <= tol
+    assert float((summed - expected).abs().max()) <= tol + 1e-5 * float(expected.abs().max())
+
+
+def test_warm_up_reaches_both_tile_lengths_in_every_int8_stage(fp32_vocoder):
+    gen = CpuGenerator(fp32_vocoder.generator, int8_stages=PRECISIONS["int8"])
+    frames = gen.warm_up_frames()
+    rates = [u[2] for u in gen.ups]
+    for stage in gen.int8_stages:
+        t = frames * int(torch.tensor(rates[: stage + 1]).prod())
+        assert {n for _, n in Int8Conv.tiles(t)} == {Int8Conv.TILE, Int8Conv.SMALL}
+    assert CpuGenerator(fp32_vocoder.generator).warm_up_frames() == 0
+
+
 def test_int8_conv_refuses_non_finite_activations():
     ic = Int8Conv(torch.nn.Conv1d(4, 4, 3, padding=1))
     x = torch.zeros(1, 4, 1, 10).contiguous(memory_format=CL)
