@@ -211,15 +211,22 @@ def test_model_range_response_undoes_the_narrowing_of_a_lowered_pitch():
     assert model_range_response(-10.0) == 0.5
 
 
+ZH_TWO = "今天早上天气很好，我们一起去公园散步。请把桌子上的杯子递给我。"
+
+
 @pytest.mark.slow
 def test_disgust_lowers_baker_and_still_widens_its_range(synth):
-    """厌恶 asks −2 st and ×1.1 range; the model's lowered pitch alone narrows the range
-    (×0.90 measured), so without the correction the range came out ×0.95."""
-    neutral = _say(synth, ZH, voice="baker")
-    disgust = _say(synth, ZH, "厌恶地说", voice="baker")
+    """厌恶 asks −2 st and ×1.1 range; the model's lowered pitch alone narrows the range,
+    and :func:`model_range_response` divides that out. Measured on these two sentences
+    (bench/emotions.py's texts, where the 13 %/std was measured), 2026-12-04:
+    corrected ×1.168 (fp32 vocoder) / ×1.140 (int8), uncorrected ×1.012 / ×0.994.
+    A single 15-character sentence is too short for a 5–95 % spread: PSOLA at factor
+    1.0 alone moved it by −2 to −4 %, and int8 against fp32 moved the ratio 1.064 → 1.012."""
+    neutral = _say(synth, ZH_TWO, voice="baker")
+    disgust = _say(synth, ZH_TWO, "厌恶地说", voice="baker")
     sr = neutral.sample_rate
     assert median_st(disgust.wav, sr) < median_st(neutral.wav, sr) - 1.0
-    assert spread_st(disgust.wav, sr) > 1.03 * spread_st(neutral.wav, sr)
+    assert spread_st(disgust.wav, sr) > 1.07 * spread_st(neutral.wav, sr)
 
 
 @pytest.mark.slow
