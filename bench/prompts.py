@@ -123,6 +123,28 @@ def _festival(voice: str) -> tuple[np.ndarray, int] | None:
     return to_mono(data), sr
 
 
+FESTIVAL_VOICE_DIRS = {
+    "festival_kal": Path("/usr/share/festival/voices/english/kal_diphone"),
+    "festival_ked": Path("/usr/share/festival/voices/english/ked_diphone"),
+    "festival_slt": Path("/usr/share/festival/voices/us/cmu_us_slt_arctic_hts"),
+}
+
+
+def installed_sources() -> list[str]:
+    """Names of the prompts whose source is installed, found without rendering any: the
+    cache is rebuilt when this list changes (e.g. ``bench/run.sh`` installed the Debian
+    voices after a first run had cached only the gradio assets)."""
+    names = [n for n in ("cate_blanch", "cate_blanch_2", "heath_ledger")
+             if _gradio_asset(f"{n}.mp3") is not None]
+    if all((ALSA_DIR / f"{n}.wav").is_file() for n in ALSA_FILES):
+        names.append("alsa_channels")
+    if all((ALLISON_DIR / f"{n}.wav").is_file() for n in ALLISON_FILES):
+        names.append("allison_ivr")
+    if shutil.which("text2wave") is not None:
+        names += [n for n, d in FESTIVAL_VOICE_DIRS.items() if d.is_dir()]
+    return names
+
+
 def _sources() -> list[tuple[str, str, str, str, object]]:
     """``(name, sex, kind, source, loader)``; loader returns ``(wav, sr)`` or None."""
     def gradio(name: str):
@@ -156,9 +178,11 @@ def build_prompts(out_dir: Path = OUT_DIR, rebuild: bool = False) -> list[Prompt
     out_dir.mkdir(parents=True, exist_ok=True)
     manifest = out_dir / "manifest.json"
     if manifest.is_file() and not rebuild:
-        prompts = [Prompt(**d) for d in json.loads(manifest.read_text())]
-        if all(Path(p.path).is_file() for p in prompts):
-            return prompts
+        cached = json.loads(manifest.read_text())
+        if isinstance(cached, dict) and cached.get("installed") == installed_sources():
+            prompts = [Prompt(**d) for d in cached["prompts"]]
+            if all(Path(p.path).is_file() for p in prompts):
+                return prompts
     prompts = []
     for name, sex, kind, source, loader in _sources():
         got = loader()
@@ -168,7 +192,9 @@ def build_prompts(out_dir: Path = OUT_DIR, rebuild: bool = False) -> list[Prompt
         wav, sr = got
         path = write_wav_atomic(out_dir / f"{name}.wav", wav, sr)
         prompts.append(Prompt(name, str(path), sex, kind, source, round(len(wav) / sr, 2), sr))
-    manifest.write_text(json.dumps([dataclasses.asdict(p) for p in prompts], indent=1))
+    manifest.write_text(json.dumps({"installed": installed_sources(),
+                                    "prompts": [dataclasses.asdict(p) for p in prompts]},
+                                   indent=1))
     return prompts
 
 
