@@ -14,7 +14,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(dirname "$HERE")"
 PY="${PYTHON:-$ROOT/.venv/bin/python}"
 OUT="$HERE/out/run"
-SCRIPTS=(rtf vocoder_parity vocoder_int8 cloning app_rss lifecycle load zh_tones zh_quality zh_port_fidelity
+SCRIPTS=(rtf vocoder_parity vocoder_int8 vocoder_memory cloning app_rss lifecycle load zh_tones zh_quality zh_port_fidelity
          emotions dialects streaming cross_lingual ttfb)
 QUICK=0
 ONLY=""
@@ -53,6 +53,7 @@ quick_args() {  # small run counts per script; scripts with their own --quick ge
     rtf|zh_quality|zh_port_fidelity|ttfb) echo "--runs 1" ;;
     vocoder_parity) echo "--reps 2 --seconds 2" ;;
     vocoder_int8) echo "--reps 1" ;;
+    vocoder_memory) echo "--requests 8" ;;
     cloning) echo "--prompts cate_blanch,heath_ledger" ;;
     app_rss) echo "--requests 4" ;;
     lifecycle) echo "--requests 20 --warmup 2 --restarts 1" ;;

@@ -17,6 +17,13 @@ doing less work per output sample:
   ``(4F/L)·C² + (2F·(N+L)/L)·C`` MACs per output sample instead of ``k·C²``
   (``N``-sample blocks, ``F = N/2 + 1`` bins, ``L = N - span + 1`` outputs per block),
   all of it in GEMMs (:class:`SpectralConv`). Used where that wins (:class:`SpeedRule`).
+* **Fixed-shape tiles.** oneDNN builds a kernel for every new conv shape and caches up
+  to 1024 of them; with AVX-512/AMX a kernel of this vocoder held ~3 MB, so convs at the
+  request's own length grew the process by ~170 MB per new length (1.1 → 4.4 GB over 20
+  lengths, ``bench/vocoder_memory.py``) and spent 2–400 ms building. Every conv, the
+  transposed ones too (:class:`UpConv`), runs on overlapping views of its padded input
+  in tiles of two lengths (:func:`tile_sizes`), all built at load
+  (:meth:`CpuGenerator.warm_up`); the spectral convs use GEMMs, which build nothing.
 * **int8 convs** (opt-in per upsampling stage, ``int8_stages``): 7-bit per-channel
   weights, uint8 activations quantized per call from their own min/max, oneDNN's
   quantized conv with float32 output (:class:`Int8Conv`). Not exact: see its docstring.
@@ -138,10 +145,41 @@ def _padded_input(x: torch.Tensor, left: int, length: int,
     return buf
 
 
-class DirectConv:
-    """A ``Conv1d`` on ``(1, C, 1, T)`` channels-last input via oneDNN, epilogues fused."""
+def tile_plan(t: int, tile: int, small: int) -> list[tuple[int, int]]:
+    """``(start, length)`` output tiles covering ``t`` samples: ``tile``-long ones, then
+    ``small``-long ones for the rest (the last may reach past ``t``)."""
+    big, rest = divmod(t, tile)
+    out = [(i * tile, tile) for i in range(big)]
+    out += [(big * tile + j * small, small) for j in range(-(-rest // small))]
+    return out
 
-    def __init__(self, conv: nn.Conv1d, fused: bool, polyphase: bool = False):
+
+def tile_sizes(rate: int) -> tuple[int, int]:
+    """``(tile, small)`` for a conv running at ``rate`` samples per mel frame: 64 and 8
+    frames' worth, so the waste past the end stays under 8 frames and a long request runs
+    few tiles; at low rates at least 1024 and 128 samples (128 and 16 frames at most, and
+    at least 32), where a tile's fixed cost would dominate. Chosen by the side-by-side
+    sweep of ``bench/vocoder_memory.py --sweep`` (2026-12-04, RTF fp32/int8 on 2 Xeon
+    cores: 0.149/0.099 against 0.158/0.105 for 32 and 4 frames, 0.170/0.111 for 16 and 2)."""
+    return (max(64 * rate, min(128 * rate, 1024)),
+            max(8 * rate, min(16 * rate, 128), 32))
+
+
+class DirectConv:
+    """A ``Conv1d`` on ``(1, C, 1, T)`` channels-last input via oneDNN, epilogues fused.
+
+    With ``tile`` (``(tile, small)``, see :func:`tile_sizes`) the zero-padded input is cut
+    into overlapping views and every tile runs with no padding, so oneDNN sees two input
+    shapes per conv whatever the request's length. oneDNN builds (and caches) a kernel
+    for each new shape: on a CPU with AVX-512/AMX that cost 2–30 ms and ~3 MB of memory
+    per conv and length here, so an untiled vocoder grew by ~170 MB per new request
+    length until the cache's 1024 entries were full (``bench/vocoder_memory.py``).
+    :meth:`add_to_` adds every tile, the last one too, with the same fused kernel.
+    Output is the same as untiled up to float32 summation order.
+    """
+
+    def __init__(self, conv: nn.Conv1d, fused: bool, polyphase: bool = False,
+                 tile: tuple[int, int] | None = None, left: int | None = None):
         k = conv.kernel_size[0]
         self.dilation = conv.dilation[0]
         self.polyphase = polyphase and self.dilation > 1
@@ -149,11 +187,35 @@ class DirectConv:
         w = w.unsqueeze(3) if self.polyphase else w.unsqueeze(2)
         self.weight = w.contiguous(memory_format=CL)
         self.bias = conv.bias.detach().clone()
+        self.out_ch = w.shape[0]
+        self.span = self.dilation * (k - 1) + 1
+        self.left = conv.padding[0] if left is None else left
+        self.tile = None if self.polyphase else tile
         if self.polyphase:
             self.padding, self.dil2d = [(k - 1) // 2, 0], [1, 1]
+        elif self.tile is not None:
+            self.padding, self.dil2d = [0, 0], [1, self.dilation]
         else:
             self.padding, self.dil2d = [0, conv.padding[0]], [1, self.dilation]
         self.fused = fused
+
+    def tiles(self, t: int) -> list[tuple[int, int]]:
+        """The ``(start, length)`` tiles of ``t`` outputs (one untiled run without tiling)."""
+        return [(0, t)] if self.tile is None else tile_plan(t, *self.tile)
+
+    def run(self, x: torch.Tensor, out_len: int, pre_slope: float | None = None,
+            post_slope: float | None = None) -> torch.Tensor:
+        """Tiled: ``(1, C, 1, T)`` → time-major ``(≥ out_len, O)``, whose first
+        ``out_len`` rows are ``post(conv(pre(x)))`` over ``x`` with ``left`` zeros before it
+        (and zeros after, as far as the outputs need)."""
+        tiles = self.tiles(out_len)
+        covered = tiles[-1][0] + tiles[-1][1]
+        buf = _padded_input(x, self.left, covered + self.span - 1, pre_slope)
+        out = x.new_empty(covered, self.out_ch)
+        for start, length in tiles:
+            xin = _channels_last(buf[start:start + length + self.span - 1])
+            out[start:start + length].copy_(_time_major(self._conv(xin, post_slope)))
+        return out
 
     def _conv(self, x: torch.Tensor, post_slope: float | None) -> torch.Tensor:
         args = (self.weight, self.bias, self.padding, [1, 1], self.dil2d, 1)
@@ -166,6 +228,9 @@ class DirectConv:
     def __call__(self, x: torch.Tensor, pre_slope: float | None = None,
                  post_slope: float | None = None) -> torch.Tensor:
         """``(1, C, 1, T)`` → ``(1, O, 1, T)``: ``post(conv(pre(x)))``."""
+        if self.tile is not None:
+            t = x.shape[-1]
+            return _channels_last(self.run(x, t, pre_slope, post_slope)[:t])
         if not self.polyphase:
             x = x if pre_slope is None else F.leaky_relu(x, pre_slope)
             return self._conv(x, post_slope)
@@ -181,10 +246,74 @@ class DirectConv:
         """``acc += conv(pre(x))`` in place; returns ``acc``."""
         if self.polyphase or not self.fused or not acc.is_contiguous(memory_format=CL):
             return acc.add_(self(x, pre_slope))
+        if self.tile is not None:
+            t = x.shape[-1]
+            tiles = self.tiles(t)
+            covered = tiles[-1][0] + tiles[-1][1]
+            buf = _padded_input(x, self.left, covered + self.span - 1, pre_slope)
+            tm = _time_major(acc)
+            for start, length in tiles:
+                xin = _channels_last(buf[start:start + length + self.span - 1])
+                inside = start + length <= t
+                # oneDNN adds into acc; the last tile, which may reach past the end, adds
+                # into a copy (the same kernel, so warm-up builds every one this uses)
+                dest = tm[start:start + length] if inside else _padded_input(
+                    _channels_last(tm[start:]), 0, length, None)
+                torch.ops.mkldnn._convolution_pointwise_.binary(
+                    _channels_last(dest), xin, self.weight, self.bias, self.padding,
+                    [1, 1], self.dil2d, 1, "add", None, None, [], None)
+                if not inside:
+                    tm[start:].copy_(dest[: t - start])
+            return acc
         x = x if pre_slope is None else F.leaky_relu(x, pre_slope)
         return torch.ops.mkldnn._convolution_pointwise_.binary(
             acc, x, self.weight, self.bias, self.padding, [1, 1], self.dil2d, 1,
             "add", None, None, [], None)
+
+
+class UpConv:
+    """A ``ConvTranspose1d`` (stride ``s``, ``k`` taps, padding ``p``) as a tiled
+    :class:`DirectConv`: with ``K = ⌈k/s⌉``, output ``n = q·s + r - p`` is
+    ``Σ_t x[q - t] · W[:, :, t·s + r]`` for ``t < K``, so a ``K``-tap conv (``K - 1`` zeros
+    on the left) from ``C`` to ``s·O`` channels, ordered ``(r, o)``, gives a time-major
+    ``(Q, s·O)`` buffer that *is* the ``(Q·s, O)`` output; the ``p``-row offset is a view.
+    Fixed tile shapes instead of oneDNN's transposed conv built for every length."""
+
+    def __init__(self, up: nn.ConvTranspose1d, fused: bool, tile: tuple[int, int]):
+        w = up.weight.detach()  # (C, O, k)
+        in_ch, out_ch, k = w.shape
+        s, p = up.stride[0], up.padding[0]
+        if up.dilation[0] != 1 or up.groups != 1 or up.output_padding[0] != 0:
+            raise ValueError("UpConv handles plain ConvTranspose1d layers only")
+        taps = -(-k // s)
+        wp = w.new_zeros(s, out_ch, in_ch, taps)  # (r, o, c, u)
+        for u in range(taps):
+            for r in range(s):
+                j = (taps - 1 - u) * s + r
+                if j < k:
+                    wp[r, :, :, u] = w[:, :, j].t()
+        conv = nn.Conv1d(in_ch, s * out_ch, taps)
+        with torch.no_grad():
+            conv.weight.copy_(wp.reshape(s * out_ch, in_ch, taps))
+            conv.bias.copy_(up.bias.detach().repeat(s))
+        self.conv = DirectConv(conv, fused, tile=tile, left=taps - 1)
+        self.stride, self.pad, self.k, self.out_ch = s, p, k, out_ch
+
+    def out_len(self, t: int) -> int:
+        """Output samples for ``t`` input frames (as ``nn.ConvTranspose1d``)."""
+        return (t - 1) * self.stride - 2 * self.pad + self.k
+
+    def rows(self, t: int) -> int:
+        """Conv outputs (rows of ``s`` samples) that cover :meth:`out_len`."""
+        return (self.out_len(t) - 1 + self.pad) // self.stride + 1
+
+    def __call__(self, x: torch.Tensor, pre_slope: float | None = None) -> torch.Tensor:
+        """``(1, C, 1, T)`` → ``(1, O, 1, out_len(T))`` channels-last."""
+        t = x.shape[-1]
+        rows, n = self.rows(t), self.out_len(t)
+        z = self.conv.run(x, rows, pre_slope)
+        flat = z[:rows].view(rows * self.stride, self.out_ch)
+        return _channels_last(flat[self.pad:self.pad + n])
 
 
 def int8_ops_available() -> bool:
@@ -270,14 +399,13 @@ class Int8Conv:
         u8, scale, zero = Int8Conv._quantize_rows(_time_major(x).contiguous())
         return _channels_last(u8), scale, zero
 
-    @classmethod
-    def tiles(cls, t: int) -> list[tuple[int, int]]:
+    @property
+    def tile(self) -> tuple[int, int]:
+        return self.TILE, self.SMALL
+
+    def tiles(self, t: int) -> list[tuple[int, int]]:
         """``(start, length)`` output tiles covering ``t`` samples."""
-        big, rest = divmod(t, cls.TILE)
-        out = [(i * cls.TILE, cls.TILE) for i in range(big)]
-        out += [(big * cls.TILE + j * cls.SMALL, cls.SMALL)
-                for j in range(-(-rest // cls.SMALL))]
-        return out
+        return tile_plan(t, self.TILE, self.SMALL)
 
     def _prepare(self, x: torch.Tensor, pre_slope: float | None):
         t = x.shape[-1]
@@ -319,12 +447,14 @@ class Int8Conv:
         tiles, _, u8, scale, zero = self._prepare(x, pre_slope)
         tm = _time_major(acc)
         for start, length in tiles:
-            if start + length <= t:  # inside acc: oneDNN adds into it
-                self._conv(u8, start, length, scale, zero, _channels_last(
-                    tm[start:start + length]))
-            else:  # the last tile reaches past the end
-                y = _time_major(self._conv(u8, start, length, scale, zero))
-                tm[start:].add_(y[: t - start])
+            inside = start + length <= t
+            # oneDNN adds into acc; the last tile, which may reach past the end, adds into
+            # a copy (the same kernel, so warm-up builds every one this uses)
+            dest = tm[start:start + length] if inside else _padded_input(
+                _channels_last(tm[start:]), 0, length, None)
+            self._conv(u8, start, length, scale, zero, _channels_last(dest))
+            if not inside:
+                tm[start:].copy_(dest[: t - start])
         return acc
 
 
@@ -428,11 +558,12 @@ class SpectralConv:
         return acc
 
 
-def _plan(conv: nn.Conv1d, rule: SpeedRule, fused: bool) -> DirectConv | SpectralConv:
+def _plan(conv: nn.Conv1d, rule: SpeedRule, fused: bool,
+          tile: tuple[int, int] | None = None) -> DirectConv | SpectralConv:
     block = rule.spectral_block(conv)
     if block is not None:
         return SpectralConv(conv, block)
-    return DirectConv(conv, fused, polyphase=rule.polyphase(conv))
+    return DirectConv(conv, fused, polyphase=rule.polyphase(conv), tile=tile)
 
 
 class CpuGenerator:
@@ -457,10 +588,13 @@ class CpuGenerator:
         self.int8_stages = tuple(sorted(set(int8_stages)))
         self.resblock = gen.cfg.resblock
         self.num_kernels = gen.num_kernels
-        self.pre = DirectConv(gen.conv_pre, fused)
-        self.post = DirectConv(gen.conv_post, False)
-        self.ups = [(u.weight.detach().unsqueeze(2).contiguous(memory_format=CL),
-                     u.bias.detach().clone(), u.stride[0], u.padding[0]) for u in gen.ups]
+        # Samples per mel frame at the input of each upsampling stage, and after the last.
+        rates = [1]
+        for u in gen.ups:
+            rates.append(rates[-1] * u.stride[0])
+        self.pre = DirectConv(gen.conv_pre, fused, tile=tile_sizes(1))
+        self.post = DirectConv(gen.conv_post, False, tile=tile_sizes(rates[-1]))
+        self.ups = [UpConv(u, fused, tile_sizes(rates[i])) for i, u in enumerate(gen.ups)]
         convs = (lambda b: zip(b.convs1, b.convs2)) if self.resblock == "1" else (
             lambda b: ((c, None) for c in b.convs))
 
@@ -469,7 +603,7 @@ class CpuGenerator:
                 return None
             if stage in self.int8_stages:
                 return Int8Conv(conv)
-            return _plan(conv, rule, fused)
+            return _plan(conv, rule, fused, tile_sizes(rates[stage + 1]))
 
         self.blocks = [[(plan(c1, i // self.num_kernels), plan(c2, i // self.num_kernels))
                         for c1, c2 in convs(b)] for i, b in enumerate(gen.resblocks)]
@@ -492,9 +626,8 @@ class CpuGenerator:
     def _one(self, mel: torch.Tensor) -> torch.Tensor:
         """``(1, n_mels, T)`` → ``(1, 1, T · hop)``."""
         x = self.pre(mel.unsqueeze(2).contiguous(memory_format=CL))
-        for i, (weight, bias, stride, pad) in enumerate(self.ups):
-            x = F.conv_transpose2d(F.leaky_relu(x, LRELU_SLOPE), weight, bias, (1, stride),
-                                   (0, pad))
+        for i, up in enumerate(self.ups):
+            x = up(x, LRELU_SLOPE)
             blocks = self.blocks[i * self.num_kernels:(i + 1) * self.num_kernels]
             last = len(blocks) - 1
             xs = self._run_block(blocks[0], x, in_place=last == 0)
@@ -504,21 +637,33 @@ class CpuGenerator:
         x = self.post(F.leaky_relu(x, POST_LRELU_SLOPE))
         return torch.tanh(x).squeeze(2)
 
+    def tiled_lengths(self, frames: int) -> list[tuple[object, int]]:
+        """``(conv, outputs)`` for every tiled conv on a ``frames``-long mel, in order."""
+        out: list[tuple[object, int]] = [(self.pre, frames)]
+        t = frames
+        for i, up in enumerate(self.ups):
+            out.append((up.conv, up.rows(t)))
+            t = up.out_len(t)
+            for blk in self.blocks[i * self.num_kernels:(i + 1) * self.num_kernels]:
+                out += [(c, t) for pair in blk for c in pair
+                        if c is not None and getattr(c, "tile", None) is not None]
+        out.append((self.post, t))
+        return [(c, n) for c, n in out if c.tile is not None]
+
     def warm_up_frames(self) -> int:
-        """Mel frames for which every int8 stage sees both its tile lengths (0: no int8)."""
-        if not self.int8_stages:
+        """The shortest mel on which every tiled conv runs both its tile lengths (so one
+        call builds every oneDNN kernel the generator will use); 0 if nothing is tiled."""
+        if not self.tiled_lengths(1):
             return 0
-        ic = next(c for i, blk in enumerate(self.blocks)
-                  if i // self.num_kernels in self.int8_stages for c in blk[0] if c)
-        scale = [math.prod(u[2] for u in self.ups[:s + 1]) for s in self.int8_stages]
-        frames = -(-(ic.TILE + ic.SMALL) // scale[0])
-        while any(frames * k % ic.TILE < 1 or frames * k < ic.TILE for k in scale):
+        frames = 1
+        while not all({n for _, n in c.tiles(t)} == set(c.tile)
+                      for c, t in self.tiled_lengths(frames)):
             frames += 1
         return frames
 
     def warm_up(self, n_mels: int) -> None:
-        """Build the int8 convs' oneDNN kernels now (both tile lengths, every stage) rather
-        than in the first request: ~0.1 s of silence-level input."""
+        """Build the tiled convs' oneDNN kernels now (both tile lengths, every conv)
+        rather than in the first request: a short silence-level mel."""
         frames = self.warm_up_frames()
         if frames:
             with torch.inference_mode():

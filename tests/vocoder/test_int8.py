@@ -101,11 +101,13 @@ def test_int8_tiles_join_without_seams(length):
 def test_warm_up_reaches_both_tile_lengths_in_every_int8_stage(fp32_vocoder):
     gen = CpuGenerator(fp32_vocoder.generator, int8_stages=PRECISIONS["int8"])
     frames = gen.warm_up_frames()
-    rates = [u[2] for u in gen.ups]
+    rates = [u.stride for u in gen.ups]
     for stage in gen.int8_stages:
         t = frames * int(torch.tensor(rates[: stage + 1]).prod())
-        assert {n for _, n in Int8Conv.tiles(t)} == {Int8Conv.TILE, Int8Conv.SMALL}
-    assert CpuGenerator(fp32_vocoder.generator).warm_up_frames() == 0
+        convs = [c for blk in gen.blocks[3 * stage:3 * stage + 3] for pair in blk
+                 for c in pair]
+        assert convs and all(isinstance(c, Int8Conv) for c in convs)
+        assert {n for _, n in convs[0].tiles(t)} == {Int8Conv.TILE, Int8Conv.SMALL}
 
 
 def test_int8_conv_refuses_non_finite_activations():

@@ -1,0 +1,126 @@
+"""Fixed-shape tiles in the CPU fast path: the same outputs as untiled convs, and no
+oneDNN kernel built after warm-up, whatever a request's length (each new one cost
+memory that was never given back: ``bench/vocoder_memory.py``)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from cosyvoice.vocoder.fast_cpu import (
+    CL,
+    CpuGenerator,
+    DirectConv,
+    UpConv,
+    fused_ops_available,
+    int8_ops_available,
+    tile_plan,
+    tile_sizes,
+)
+from cosyvoice.vocoder.loader import PRECISIONS, HifiGanVocoder
+
+pytestmark = pytest.mark.skipif(not fused_ops_available(),
+                                reason="this torch build has no oneDNN fused convs")
+
+
+def _cl(x: torch.Tensor) -> torch.Tensor:
+    return x.unsqueeze(2).contiguous(memory_format=CL)
+
+
+@pytest.mark.parametrize("t", [1, 31, 32, 128, 129, 1000, 4097])
+@pytest.mark.parametrize("rate", [1, 8, 64, 256])
+def test_tile_plan_covers_every_output_once_with_two_lengths(t, rate):
+    tile, small = tile_sizes(rate)
+    plan = tile_plan(t, tile, small)
+    assert plan[0][0] == 0
+    assert all(a + n == b for (a, n), (b, _) in zip(plan, plan[1:]))  # contiguous
+    end = plan[-1][0] + plan[-1][1]
+    assert t <= end < t + small  # covers t, wastes less than one small tile
+    assert {n for _, n in plan} <= {tile, small}
+
+
+@pytest.mark.parametrize("length", [1, 37, 128, 160, 1000, 2111])
+@pytest.mark.parametrize("kernel,dilation", [(7, 1), (3, 5), (11, 3)])
+def test_tiled_direct_conv_equals_conv1d(length, kernel, dilation):
+    torch.manual_seed(length + kernel)
+    conv = torch.nn.Conv1d(32, 32, kernel, dilation=dilation,
+                           padding=dilation * (kernel - 1) // 2)
+    dc = DirectConv(conv, fused=True, tile=(256, 32))
+    x = torch.randn(1, 32, length)
+    acc = torch.randn(1, 32, length)
+    with torch.inference_mode():
+        pre = F.leaky_relu(x, 0.1)
+        ref = conv(pre)
+        got = dc(_cl(x), 0.1, 0.2).squeeze(2)
+        summed = dc.add_to_(_cl(x), _cl(acc.clone()), 0.1).squeeze(2)
+    torch.testing.assert_close(got, F.leaky_relu(ref, 0.2), atol=2e-5, rtol=1e-5)
+    torch.testing.assert_close(summed, acc + ref, atol=2e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("length", [1, 7, 40, 200])
+@pytest.mark.parametrize("stride,kernel,padding", [(8, 16, 4), (2, 4, 1), (5, 11, 3), (4, 4, 0)])
+def test_up_conv_equals_conv_transpose1d(length, stride, kernel, padding):
+    torch.manual_seed(stride * length)
+    up = torch.nn.ConvTranspose1d(24, 16, kernel, stride, padding=padding)
+    uc = UpConv(up, fused=True, tile=(32, 8))
+    x = torch.randn(1, 24, length)
+    with torch.inference_mode():
+        ref = up(F.leaky_relu(x, 0.1))
+        got = uc(_cl(x), 0.1).squeeze(2)
+    assert got.shape == ref.shape and uc.out_len(length) == ref.shape[-1]
+    torch.testing.assert_close(got, ref, atol=2e-5, rtol=1e-5)
+
+
+def test_up_conv_refuses_layers_it_does_not_handle():
+    with pytest.raises(ValueError, match="plain ConvTranspose1d"):
+        UpConv(torch.nn.ConvTranspose1d(4, 4, 4, 2, output_padding=1), True, (32, 8))
+
+
+@pytest.fixture(scope="module")
+def fp32_vocoder() -> HifiGanVocoder:
+    return HifiGanVocoder.load(precision="fp32")
+
+
+def _stages(name: str) -> tuple[int, ...]:
+    if name == "int8" and not int8_ops_available():
+        pytest.skip("this torch build has no oneDNN int8 conv")
+    return PRECISIONS[name]
+
+
+@pytest.mark.parametrize("precision", ["fp32", "int8"])
+def test_warm_up_frames_reach_both_tile_lengths_of_every_tiled_conv(fp32_vocoder, precision):
+    gen = CpuGenerator(fp32_vocoder.generator, int8_stages=_stages(precision))
+    frames = gen.warm_up_frames()
+    convs = gen.tiled_lengths(frames)
+    # pre, post, 4 upsamplers, and every direct or int8 resblock conv (the spectral
+    # ones have no tiles)
+    direct = [c for blk in gen.blocks for pair in blk for c in pair
+              if getattr(c, "tile", None) is not None]
+    assert len(convs) == 2 + len(gen.ups) + len(direct)
+    assert all({n for _, n in c.tiles(t)} == set(c.tile) for c, t in convs)
+    assert not all({n for _, n in c.tiles(t)} == set(c.tile)
+                   for c, t in gen.tiled_lengths(frames - 1))  # the shortest such mel
+
+
+@pytest.mark.parametrize("precision", ["fp32", "int8"])
+def test_no_onednn_kernel_is_built_after_warm_up(fp32_vocoder, precision, capfd):
+    """oneDNN's verbose log names each kernel it builds (``create:cache_miss``). After
+    warm-up, requests of new lengths must all be cache hits. Before tiling, each new
+    length built ~60 (fp32) kernels."""
+    gen = CpuGenerator(fp32_vocoder.generator, int8_stages=_stages(precision))
+    gen.warm_up(fp32_vocoder.mel_config.n_mels)
+    torch.manual_seed(3)
+    mel = torch.randn(1, 80, 300) * 2 - 6
+    capfd.readouterr()
+    with torch.inference_mode(), torch.backends.mkldnn.verbose(
+            torch.backends.mkldnn.VERBOSE_ON_CREATION):
+        for frames in (3, 151, 297):
+            gen(mel[..., :frames])
+    log = capfd.readouterr().out
+    assert "onednn_verbose" in log and "cache_hit" in log  # the log is really on
+    misses = [line for line in log.splitlines()
+              if re.search(r"create:cache_miss.*convolution", line)]
+    assert not misses, f"{len(misses)} kernels built after warm-up, e.g. {misses[0][:300]}"
