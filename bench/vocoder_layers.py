@@ -27,8 +27,13 @@ from cosyvoice.vocoder.hifigan import HifiGanConfig  # noqa: E402
 from cosyvoice.vocoder.loader import default_paths  # noqa: E402
 
 
-def candidates(conv: nn.Conv1d) -> dict[str, object]:
-    out: dict[str, object] = {"direct": fc.DirectConv(conv, fc.fused_ops_available())}
+def candidates(conv: nn.Conv1d, rate: int) -> dict[str, object]:
+    """``direct`` is what the generator runs (tiled, weights packed), ``untiled`` the
+    same conv over the whole length (new oneDNN kernels per length, weights reordered
+    at every call)."""
+    fused = fc.fused_ops_available()
+    out: dict[str, object] = {"direct": fc.DirectConv(conv, fused, tile=fc.tile_sizes(rate)),
+                              "untiled": fc.DirectConv(conv, fused)}
     if conv.dilation[0] > 1:
         out["poly"] = fc.DirectConv(conv, fc.fused_ops_available(), polyphase=True)
     span = conv.dilation[0] * (conv.kernel_size[0] - 1) + 1
@@ -50,13 +55,14 @@ def main() -> int:
     print(f"{'layer':16s} {'rule':>8s} {'best':>8s}  timings (ms, median of {args.reps})")
     ch, length = cfg.upsample_initial_channel, args.frames
     with torch.inference_mode():
+        total = 1
         for rate in cfg.upsample_rates:
-            ch, length = ch // 2, length * rate
+            ch, length, total = ch // 2, length * rate, total * rate
             x = torch.randn(1, ch, 1, length).contiguous(memory_format=fc.CL)
             for k, dils in zip(cfg.resblock_kernel_sizes, cfg.resblock_dilation_sizes):
                 for d in dils:
                     conv = nn.Conv1d(ch, ch, k, dilation=d, padding=d * (k - 1) // 2)
-                    cands = candidates(conv)
+                    cands = candidates(conv, total)
                     times: dict[str, list[float]] = {name: [] for name in cands}
                     for c in cands.values():
                         c(x, 0.1, 0.1)

@@ -77,8 +77,10 @@ class SpeedRule:
     So a conv goes spectral when it has ≥ ``spectral_channels`` channels, ≥
     ``spectral_kernel`` taps, and is undilated or ≥ ``spectral_dilated_kernel`` taps or
     ≥ ``spectral_dilated_channels`` channels; its DFT block is the smallest power of two
-    ≥ ``block_factor`` × its span (≥ 32), halved while its spectra exceed
-    ``spectral_max_mb`` (a block under 2 × span is never used: then it stays direct).
+    ≥ ``block_factor`` × its span and ≥ ``min_block`` (64: on the Xeon, 128 ch k7 d1
+    took 22.8 ms at 32 and 16.9 at 64; 64 was the best on the EPYC too), halved while
+    its spectra exceed ``spectral_max_mb`` (a block under 2 × span is never used: then
+    it stays direct).
     At the default 20 MB cap the dilated 256-channel convs stay direct: the larger blocks
     they need would add ~240 MB of spectra for ~2 % of the time.
 
@@ -94,6 +96,7 @@ class SpeedRule:
     spectral_dilated_channels: int = 256
     spectral_max_mb: float = 20.0
     block_factor: int = 3
+    min_block: int = 64
     polyphase_kernel: int = 7
     polyphase_channels: int = 0
 
@@ -105,7 +108,7 @@ class SpeedRule:
         if d > 1 and k < self.spectral_dilated_kernel and c < self.spectral_dilated_channels:
             return None
         span = d * (k - 1) + 1
-        n = max(32, 1 << math.ceil(math.log2(self.block_factor * span)))
+        n = max(self.min_block, 1 << math.ceil(math.log2(self.block_factor * span)))
         while n >= 2 * span:
             if (n // 2 + 1) * (2 * c) ** 2 * 4 <= self.spectral_max_mb * 2**20:
                 return n
@@ -198,21 +201,39 @@ class DirectConv:
         else:
             self.padding, self.dil2d = [0, conv.padding[0]], [1, self.dilation]
         self.fused = fused
+        if fused and self.tile is not None:
+            # Pack the weight once into oneDNN's blocked layout for the big tile's shape:
+            # a plain one is reordered at every call, i.e. at every tile (2-20 % of a
+            # tile's time, bench/vocoder_parity.py).
+            self.weight = torch._C._nn.mkldnn_reorder_conv2d_weight(
+                self.weight.contiguous().to_mkldnn(), self.padding, [1, 1], self.dil2d, 1,
+                [1, w.shape[1], 1, self.tile[0] + self.span - 1])
 
     def tiles(self, t: int) -> list[tuple[int, int]]:
         """The ``(start, length)`` tiles of ``t`` outputs (one untiled run without tiling)."""
         return [(0, t)] if self.tile is None else tile_plan(t, *self.tile)
 
+    def covered(self, t: int) -> int:
+        """Outputs the tiles of ``t`` outputs compute (``t`` up to one small tile more)."""
+        start, length = self.tiles(t)[-1]
+        return start + length
+
+    def padded_rows(self, t: int) -> int:
+        """Rows of zero-padded input the tiles of ``t`` outputs read."""
+        return self.covered(t) + self.span - 1
+
     def run(self, x: torch.Tensor, out_len: int, pre_slope: float | None = None,
-            post_slope: float | None = None) -> torch.Tensor:
-        """Tiled: ``(1, C, 1, T)`` → time-major ``(≥ out_len, O)``, whose first
+            post_slope: float | None = None, dest: torch.Tensor | None = None,
+            offset: int = 0) -> torch.Tensor:
+        """Tiled: ``(1, C, 1, T)`` → time-major ``(covered(out_len), O)``, whose first
         ``out_len`` rows are ``post(conv(pre(x)))`` over ``x`` with ``left`` zeros before it
-        (and zeros after, as far as the outputs need)."""
-        tiles = self.tiles(out_len)
-        covered = tiles[-1][0] + tiles[-1][1]
+        (and zeros after, as far as the outputs need); the rows after are scratch. With
+        ``dest``, written into ``dest[offset:offset + covered(out_len)]``."""
+        covered = self.covered(out_len)
         buf = _padded_input(x, self.left, covered + self.span - 1, pre_slope)
-        out = x.new_empty(covered, self.out_ch)
-        for start, length in tiles:
+        out = x.new_empty(covered, self.out_ch) if dest is None else (
+            dest[offset:offset + covered])
+        for start, length in self.tiles(out_len):
             xin = _channels_last(buf[start:start + length + self.span - 1])
             out[start:start + length].copy_(_time_major(self._conv(xin, post_slope)))
         return out
@@ -247,28 +268,36 @@ class DirectConv:
         if self.polyphase or not self.fused or not acc.is_contiguous(memory_format=CL):
             return acc.add_(self(x, pre_slope))
         if self.tile is not None:
-            t = x.shape[-1]
-            tiles = self.tiles(t)
-            covered = tiles[-1][0] + tiles[-1][1]
-            buf = _padded_input(x, self.left, covered + self.span - 1, pre_slope)
-            tm = _time_major(acc)
-            for start, length in tiles:
-                xin = _channels_last(buf[start:start + length + self.span - 1])
-                inside = start + length <= t
-                # oneDNN adds into acc; the last tile, which may reach past the end, adds
-                # into a copy (the same kernel, so warm-up builds every one this uses)
-                dest = tm[start:start + length] if inside else _padded_input(
-                    _channels_last(tm[start:]), 0, length, None)
-                torch.ops.mkldnn._convolution_pointwise_.binary(
-                    _channels_last(dest), xin, self.weight, self.bias, self.padding,
-                    [1, 1], self.dil2d, 1, "add", None, None, [], None)
-                if not inside:
-                    tm[start:].copy_(dest[: t - start])
-            return acc
+            buf = _padded_input(x, self.left, self.padded_rows(x.shape[-1]), pre_slope)
+            return self.add_padded_(buf, acc)
         x = x if pre_slope is None else F.leaky_relu(x, pre_slope)
         return torch.ops.mkldnn._convolution_pointwise_.binary(
             acc, x, self.weight, self.bias, self.padding, [1, 1], self.dil2d, 1,
             "add", None, None, [], None)
+
+    @property
+    def chains(self) -> bool:
+        """Whether :meth:`add_padded_` and ``run(dest=…)`` serve (tiled, fused)."""
+        return self.tile is not None and self.fused
+
+    def add_padded_(self, buf: torch.Tensor, acc: torch.Tensor) -> torch.Tensor:
+        """``acc += conv`` of a time-major input already padded (``left`` zeros, the
+        input, zeros up to :meth:`padded_rows`); tiled and fused only. Returns ``acc``."""
+        t = acc.shape[-1]
+        tm = _time_major(acc)
+        for start, length in self.tiles(t):
+            xin = _channels_last(buf[start:start + length + self.span - 1])
+            inside = start + length <= t
+            # oneDNN adds into acc; the last tile, which may reach past the end, adds into
+            # a copy (the same kernel, so warm-up builds every one this uses)
+            dest = tm[start:start + length] if inside else _padded_input(
+                _channels_last(tm[start:]), 0, length, None)
+            torch.ops.mkldnn._convolution_pointwise_.binary(
+                _channels_last(dest), xin, self.weight, self.bias, self.padding,
+                [1, 1], self.dil2d, 1, "add", None, None, [], None)
+            if not inside:
+                tm[start:].copy_(dest[: t - start])
+        return acc
 
 
 class UpConv:
@@ -407,6 +436,21 @@ class Int8Conv:
         """``(start, length)`` output tiles covering ``t`` samples."""
         return tile_plan(t, self.TILE, self.SMALL)
 
+    chains = True
+
+    @property
+    def left(self) -> int:
+        return self.pad
+
+    def covered(self, t: int) -> int:
+        """Outputs the tiles of ``t`` outputs compute (``t`` up to one small tile more)."""
+        start, length = self.tiles(t)[-1]
+        return start + length
+
+    def padded_rows(self, t: int) -> int:
+        """Rows of zero-padded input the tiles of ``t`` outputs read."""
+        return self.covered(t) + self.span - 1
+
     def _prepare(self, x: torch.Tensor, pre_slope: float | None):
         t = x.shape[-1]
         tiles = self.tiles(t)
@@ -414,6 +458,25 @@ class Int8Conv:
         buf = _padded_input(x, self.pad, covered + self.span - 1, pre_slope)
         u8, scale, zero = self._quantize_rows(buf)
         return tiles, covered, u8, scale, zero
+
+    def run(self, x: torch.Tensor, out_len: int, pre_slope: float | None = None,
+            post_slope: float | None = None, dest: torch.Tensor | None = None,
+            offset: int = 0) -> torch.Tensor:
+        """As :meth:`DirectConv.run` (``out_len`` must be ``x``'s length)."""
+        tiles, covered, u8, scale, zero = self._prepare(x, pre_slope)
+        out = x.new_empty(covered, self.out_ch) if dest is None else (
+            dest[offset:offset + covered])
+        for start, length in tiles:
+            out[start:start + length].copy_(
+                _time_major(self._conv(u8, start, length, scale, zero)))
+        if post_slope is not None:
+            F.leaky_relu_(out[:out_len], post_slope)
+        return out
+
+    def add_padded_(self, buf: torch.Tensor, acc: torch.Tensor) -> torch.Tensor:
+        """As :meth:`DirectConv.add_padded_`: the input quantized here, in one pass."""
+        u8, scale, zero = self._quantize_rows(buf)
+        return self._add_tiles(u8, scale, zero, acc)
 
     def _conv(self, u8: torch.Tensor, start: int, length: int, scale: float, zero: int,
               acc: torch.Tensor | None = None) -> torch.Tensor:
@@ -430,23 +493,22 @@ class Int8Conv:
     def __call__(self, x: torch.Tensor, pre_slope: float | None = None,
                  post_slope: float | None = None) -> torch.Tensor:
         """``(1, C, 1, T)`` → ``(1, O, 1, T)`` channels-last float32: ``post(conv(pre(x)))``."""
-        tiles, covered, u8, scale, zero = self._prepare(x, pre_slope)
-        out = x.new_empty(covered, self.out_ch)
-        for start, length in tiles:
-            out[start:start + length].copy_(
-                _time_major(self._conv(u8, start, length, scale, zero)))
-        y = _channels_last(out[: x.shape[-1]])
-        return y if post_slope is None else F.leaky_relu_(y, post_slope)
+        t = x.shape[-1]
+        return _channels_last(self.run(x, t, pre_slope, post_slope)[:t])
 
     def add_to_(self, x: torch.Tensor, acc: torch.Tensor,
                 pre_slope: float | None = None) -> torch.Tensor:
         """``acc += conv(pre(x))`` in place; returns ``acc``."""
         if not acc.is_contiguous(memory_format=CL):
             return acc.add_(self(x, pre_slope))
-        t = x.shape[-1]
-        tiles, _, u8, scale, zero = self._prepare(x, pre_slope)
+        _, _, u8, scale, zero = self._prepare(x, pre_slope)
+        return self._add_tiles(u8, scale, zero, acc)
+
+    def _add_tiles(self, u8: torch.Tensor, scale: float, zero: int,
+                   acc: torch.Tensor) -> torch.Tensor:
+        t = acc.shape[-1]
         tm = _time_major(acc)
-        for start, length in tiles:
+        for start, length in self.tiles(t):
             inside = start + length <= t
             # oneDNN adds into acc; the last tile, which may reach past the end, adds into
             # a copy (the same kernel, so warm-up builds every one this uses)
@@ -470,11 +532,12 @@ class SpectralConv:
     ``L = N - S + 1`` outputs each. With ``X = D @ block`` (``D``: ``(2F, N)`` rows
     ``Re, Im`` per bin) the product by the conjugated kernel spectrum is, per bin ``f``,
     two real GEMMs ``[Xr Xi] @ [Wr; -Wi]`` and ``[Xr Xi] @ [Wi; Wr]`` over all blocks,
-    written straight into a ``(2, F, blocks, O)`` buffer, and ``Dinv (L, 2F)`` maps that
-    (as ``(2F, blocks·O)``, no copy) to ``(L, blocks, O)``: every output sample, read
-    through a transposed view by the one pass that stores (``__call__``) or adds
-    (``add_to_``) it. The bias is added to the DC bin. Spectra are computed in float64
-    once, stored in float32.
+    written straight into a ``(2, F, blocks, O)`` buffer, and ``Dinv (L, 2F)`` maps each
+    block's ``(2F, O)`` slice of it (a strided view, no copy) to its ``(L, O)`` outputs:
+    a batched product that writes them where they go (``__call__``) or adds them into
+    the accumulator (``add_to_``, ``baddbmm_``), so no output buffer is made and read
+    again (~2 ms of 15 per 128-channel conv on 2 cores). The bias is added to the DC
+    bin. Spectra are computed in float64 once, stored in float32.
     """
 
     def __init__(self, conv: nn.Conv1d, block: int | None = None):
@@ -519,8 +582,9 @@ class SpectralConv:
     def nbytes(self) -> int:
         return 2 * self.w_re.numel() * self.w_re.element_size()
 
-    def _blocks(self, x: torch.Tensor, pre_slope: float | None) -> torch.Tensor:
-        """Conv output with bias as a ``(blocks, L, O)`` view (``blocks·L ≥ T``)."""
+    def _spectra(self, x: torch.Tensor, pre_slope: float | None) -> torch.Tensor:
+        """Per block, the output spectrum with bias: ``(blocks, 2F, O)`` (a strided view;
+        ``blocks·L ≥ T``), ready for ``Dinv @`` block by block."""
         t, c = x.shape[-1], x.shape[1]
         blocks = -(-t // self.hop)
         buf = _padded_input(x, self.pad, blocks * self.hop + self.span - 1, pre_slope)
@@ -531,31 +595,71 @@ class SpectralConv:
         torch.bmm(spec, self.w_re, out=z[0])
         torch.bmm(spec, self.w_im, out=z[1])
         z[0, 0] += self.dc_bias
-        y = torch.matmul(self.inv, z.view(2 * self.bins, blocks * self.out_ch))
-        return y.view(self.hop, blocks, self.out_ch).transpose(0, 1)
+        return z.view(2 * self.bins, blocks, self.out_ch).transpose(0, 1)
 
     def __call__(self, x: torch.Tensor, pre_slope: float | None = None,
                  post_slope: float | None = None) -> torch.Tensor:
         """``(1, C, 1, T)`` → ``(1, O, 1, T)`` channels-last: ``post(conv(pre(x)))``."""
-        y = self._blocks(x, pre_slope)
-        out = x.new_empty(y.shape[0] * y.shape[1], self.out_ch)
-        dest = out.view(y.shape)
-        if post_slope is None:
-            dest.copy_(y)
-        else:
-            torch._C._nn.leaky_relu(y, post_slope, out=dest)
+        z = self._spectra(x, pre_slope)
+        blocks = z.shape[0]
+        out = x.new_empty(blocks * self.hop, self.out_ch)
+        # (blocks, L, O) = Dinv (L, 2F) @ z[b]: written where the output goes, no copy
+        torch.bmm(self.inv.expand(blocks, -1, -1), z, out=out.view(blocks, self.hop, -1))
+        if post_slope is not None:
+            F.leaky_relu_(out, post_slope)
         return _channels_last(out[: x.shape[-1]])
 
     def add_to_(self, x: torch.Tensor, acc: torch.Tensor,
                 pre_slope: float | None = None) -> torch.Tensor:
-        """``acc += conv(pre(x))`` in place; returns ``acc``."""
-        y, t = self._blocks(x, pre_slope), x.shape[-1]
+        """``acc += conv(pre(x))`` in place; returns ``acc``. The inverse DFT adds into
+        ``acc`` (``baddbmm_``): no output buffer, no separate pass to add it."""
+        z, t = self._spectra(x, pre_slope), x.shape[-1]
         whole, rest = divmod(t, self.hop)
         tm = _time_major(acc)
-        tm[: whole * self.hop].view(whole, self.hop, self.out_ch).add_(y[:whole])
+        if whole:
+            tm[: whole * self.hop].view(whole, self.hop, self.out_ch).baddbmm_(
+                self.inv.expand(whole, -1, -1), z[:whole])
         if rest:
-            tm[whole * self.hop:].add_(y[whole, :rest])
+            tm[whole * self.hop:].addmm_(self.inv[:rest], z[whole])
         return acc
+
+
+def _chains(c1, c2, acc: torch.Tensor) -> bool:
+    return (getattr(c1, "chains", False) and getattr(c2, "chains", False)
+            and type(c1) is type(c2) and acc.is_contiguous(memory_format=CL))
+
+
+def _fused_pair_(c1: DirectConv, c2: DirectConv, acc: torch.Tensor) -> torch.Tensor:
+    """``acc += c2(lrelu(c1(lrelu(acc))))`` tile by tile: for each of ``c2``'s tiles,
+    ``c1`` computes just the outputs that tile reads (``c2.span - 1`` more than it
+    writes) and ``c2`` adds its conv of them into ``acc`` while they are in cache. The
+    middle activation never goes to memory whole: on 2 cores that pass of ~14 MB per
+    pair cost more than the few recomputed edge outputs. Outputs of ``c1`` outside the
+    signal are zeroed, as ``c2``'s own zero padding would have them. Returns ``acc``."""
+    t = acc.shape[-1]
+    tiles = c2.tiles(t)
+    halo = c2.span - 1
+    covered = tiles[-1][0] + tiles[-1][1]
+    # Row r of buf feeds c1's output at position r - c2.left.
+    buf = _padded_input(acc, c1.left + c2.left, covered + halo + c1.span - 1, LRELU_SLOPE)
+    tm = _time_major(acc)
+    for start, length in tiles:
+        mid = _time_major(c1._conv(_channels_last(
+            buf[start:start + length + halo + c1.span - 1]), LRELU_SLOPE))
+        if start < c2.left:  # rows before the signal's start
+            mid[: c2.left - start].zero_()
+        end = t + c2.left - start  # first row past the signal's end
+        if end < length + halo:
+            mid[max(end, 0):].zero_()
+        inside = start + length <= t
+        dest = tm[start:start + length] if inside else _padded_input(
+            _channels_last(tm[start:]), 0, length, None)
+        torch.ops.mkldnn._convolution_pointwise_.binary(
+            _channels_last(dest), _channels_last(mid), c2.weight, c2.bias, c2.padding,
+            [1, 1], c2.dil2d, 1, "add", None, None, [], None)
+        if not inside:
+            tm[start:].copy_(dest[: t - start])
+    return acc
 
 
 def _plan(conv: nn.Conv1d, rule: SpeedRule, fused: bool,
@@ -619,9 +723,25 @@ class CpuGenerator:
         for c1, c2 in pairs:
             if c2 is None:  # ResBlock2: acc += conv(lrelu(acc)); the conv reads acc first
                 acc.add_(c1(acc, LRELU_SLOPE))
+            elif _chains(c1, c2, acc):
+                if isinstance(c1, DirectConv):
+                    _fused_pair_(c1, c2, acc)
+                else:
+                    self._chain(c1, c2, acc)
             else:
                 c2.add_to_(c1(acc, LRELU_SLOPE, LRELU_SLOPE), acc)
         return acc
+
+    @staticmethod
+    def _chain(c1, c2, acc: torch.Tensor) -> None:
+        """``acc += c2(lrelu(c1(lrelu(acc))))`` with ``c1``'s tiles written straight into
+        the zero-padded input ``c2`` reads: one copy of the middle activation, not two."""
+        t = acc.shape[-1]
+        buf = acc.new_empty(max(c2.padded_rows(t), c2.left + c1.covered(t)), c1.out_ch)
+        buf[:c2.left].zero_()
+        c1.run(acc, t, LRELU_SLOPE, LRELU_SLOPE, dest=buf, offset=c2.left)
+        buf[c2.left + t:].zero_()
+        c2.add_padded_(buf, acc)
 
     def _one(self, mel: torch.Tensor) -> torch.Tensor:
         """``(1, n_mels, T)`` → ``(1, 1, T · hop)``."""

@@ -14,6 +14,7 @@ from cosyvoice.vocoder.fast_cpu import (
     CL,
     CpuGenerator,
     DirectConv,
+    SpectralConv,
     UpConv,
     fused_ops_available,
     int8_ops_available,
@@ -124,3 +125,40 @@ def test_no_onednn_kernel_is_built_after_warm_up(fp32_vocoder, precision, capfd)
     misses = [line for line in log.splitlines()
               if re.search(r"create:cache_miss.*convolution", line)]
     assert not misses, f"{len(misses)} kernels built after warm-up, e.g. {misses[0][:300]}"
+
+
+@pytest.mark.parametrize("length", [1, 5, 37, 129, 1000, 2111])
+@pytest.mark.parametrize("dilation", [1, 3, 5])
+def test_fused_pair_equals_two_convs(length, dilation):
+    """The resblock pair computed tile by tile, middle activation kept per tile (with
+    its halo recomputed and the rows outside the signal zeroed), gives
+    ``acc + c2(lrelu(c1(lrelu(acc))))`` at every length, the edges included."""
+    from cosyvoice.vocoder.fast_cpu import _fused_pair_
+
+    torch.manual_seed(length * 7 + dilation)
+    c1 = torch.nn.Conv1d(32, 32, 3, dilation=dilation, padding=dilation)
+    c2 = torch.nn.Conv1d(32, 32, 3, padding=1)
+    d1, d2 = (DirectConv(c, fused=True, tile=(256, 32)) for c in (c1, c2))
+    x = torch.randn(1, 32, length)
+    with torch.inference_mode():
+        ref = x + c2(F.leaky_relu(c1(F.leaky_relu(x, 0.1)), 0.1))
+        got = _fused_pair_(d1, d2, _cl(x.clone())).squeeze(2)
+    torch.testing.assert_close(got, ref, atol=3e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("length", [1, 57, 58, 59, 1000])
+@pytest.mark.parametrize("kernel,dilation,block", [(7, 1, 64), (11, 3, 128), (11, 1, 32)])
+def test_spectral_conv_equals_conv1d(length, kernel, dilation, block):
+    """Overlap-save by DFT matrices, the inverse written into the output (``__call__``)
+    or added into the accumulator (``add_to_``), whole blocks and the partial last one."""
+    torch.manual_seed(length + kernel + block)
+    conv = torch.nn.Conv1d(64, 64, kernel, dilation=dilation,
+                           padding=dilation * (kernel - 1) // 2)
+    sc = SpectralConv(conv, block)
+    x, acc = torch.randn(1, 64, length), torch.randn(1, 64, length)
+    with torch.inference_mode():
+        ref = conv(F.leaky_relu(x, 0.1))
+        got = sc(_cl(x), 0.1, 0.2).squeeze(2)
+        summed = sc.add_to_(_cl(x), _cl(acc.clone()), 0.1).squeeze(2)
+    torch.testing.assert_close(got, F.leaky_relu(ref, 0.2), atol=5e-5, rtol=1e-4)
+    torch.testing.assert_close(summed, acc + ref, atol=5e-5, rtol=1e-4)
