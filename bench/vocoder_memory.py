@@ -11,8 +11,14 @@ conv runs on tiles of two fixed lengths built at load (``tile_sizes`` in
 ``cosyvoice/vocoder/fast_cpu.py``).
 
 Each precision runs in a fresh interpreter, loaded as the app loads it (warm-up
-included), one 480-frame request first, then ``--requests`` requests of new lengths
-(200 + 23·i frames): RSS after each. RSS swings by ~100 MB from one request to the next
+included), one request longer than all the others first (200 + 23·n frames), then
+``--requests`` (n) requests of new lengths (200 + 23·i frames): RSS after each. The
+longest buffers are thus taken before the first reading, and what grows after it is
+what each new length keeps (until 2026-12-04 21:00 the first request had 480 frames and
+the later ones up to 637, so their larger buffers counted as growth too). After each
+request the heap is trimmed (``malloc_trim``) as the app does when no request runs;
+RSS before the trim is printed too (glibc keeps freed buffers: +119 MB there for fp32
+on 2026-12-04, given back by the trim). RSS swings by ~100 MB from one request to the next
 as the allocator takes and returns buffers, so growth is the median of the last quarter
 of the readings minus the median of the first quarter (a leak of 170 MB per length
 shows as gigabytes). Target, set before the run: growth ≤ 64 MB over 20 new lengths.
@@ -53,6 +59,7 @@ def _rss_mb() -> float:
 def child(precision: str, requests: int) -> None:
     import torch
 
+    from cosyvoice.lifecycle.resources import trim_heap
     from cosyvoice.vocoder.loader import HifiGanVocoder
 
     voc = HifiGanVocoder.load(precision=precision)
@@ -60,16 +67,20 @@ def child(precision: str, requests: int) -> None:
     mel = torch.randn(1, 80, 200 + 23 * requests + 1) * 2 - 6
     rtf = []
     with torch.inference_mode():
-        voc._fast(mel[..., :480])
+        voc._fast(mel[..., : 200 + 23 * requests])  # longer than any that follows
+        trim_heap()
         start = _rss_mb()
-        after = []
+        after, untrimmed = [], []
         for i in range(requests):
             m = mel[..., : 200 + 23 * i]
             t0 = time.perf_counter()
             voc._fast(m)
             rtf.append((time.perf_counter() - t0) / (m.shape[-1] * HOP_S))
+            untrimmed.append(_rss_mb())
+            trim_heap()  # as the app does after each request (lifecycle/drain.py)
             after.append(_rss_mb())
-    print(json.dumps({"start": start, "after": after, "rtf": statistics.median(rtf)}))
+    print(json.dumps({"start": start, "after": after, "untrimmed": untrimmed,
+                      "rtf": statistics.median(rtf)}))
 
 
 def sweep(requests: int) -> None:
@@ -138,6 +149,9 @@ def main() -> int:
         print(f"{prec:9s}  {res['start']:8.0f} MB  {first:8.0f} MB  {last:8.0f} MB  "
               f"{max(after):6.0f} MB  {growth:+5.0f} MB  {res['rtf']:6.3f}")
         print(f"  RSS per request (MB): {' '.join(f'{a:.0f}' for a in res['after'])}")
+        raw = res["untrimmed"]
+        print(f"  before the heap trim:  {' '.join(f'{a:.0f}' for a in raw)} "
+              f"(growth {statistics.median(raw[-q:]) - statistics.median(raw[:q]):+.0f} MB)")
         print(f"RESULT vocoder_rss_growth_{prec}_mb={growth:.1f}")
     print(f"growth ≤ {MAX_GROWTH_MB:.0f} MB over {args.requests} new lengths: {verdict(ok)}")
     if args.sweep:
