@@ -168,7 +168,25 @@ def tile_sizes(rate: int) -> tuple[int, int]:
             max(8 * rate, min(16 * rate, 128), 32))
 
 
-class DirectConv:
+class _Tiled:
+    """What a conv with ``tiles(t)`` and ``span`` knows of its tiles' extent."""
+
+    span: int
+
+    def tiles(self, t: int) -> list[tuple[int, int]]:
+        raise NotImplementedError
+
+    def covered(self, t: int) -> int:
+        """Outputs the tiles of ``t`` outputs compute (``t`` up to one small tile more)."""
+        start, length = self.tiles(t)[-1]
+        return start + length
+
+    def padded_rows(self, t: int) -> int:
+        """Rows of zero-padded input the tiles of ``t`` outputs read."""
+        return self.covered(t) + self.span - 1
+
+
+class DirectConv(_Tiled):
     """A ``Conv1d`` on ``(1, C, 1, T)`` channels-last input via oneDNN, epilogues fused.
 
     With ``tile`` (``(tile, small)``, see :func:`tile_sizes`) the zero-padded input is cut
@@ -204,7 +222,7 @@ class DirectConv:
         if fused and self.tile is not None:
             # Pack the weight once into oneDNN's blocked layout for the big tile's shape:
             # a plain one is reordered at every call, i.e. at every tile (2-20 % of a
-            # tile's time, bench/vocoder_parity.py).
+            # tile's time on 2 Xeon cores, 2026-12-04; the small tile uses it as well).
             self.weight = torch._C._nn.mkldnn_reorder_conv2d_weight(
                 self.weight.contiguous().to_mkldnn(), self.padding, [1, 1], self.dil2d, 1,
                 [1, w.shape[1], 1, self.tile[0] + self.span - 1])
@@ -213,26 +231,14 @@ class DirectConv:
         """The ``(start, length)`` tiles of ``t`` outputs (one untiled run without tiling)."""
         return [(0, t)] if self.tile is None else tile_plan(t, *self.tile)
 
-    def covered(self, t: int) -> int:
-        """Outputs the tiles of ``t`` outputs compute (``t`` up to one small tile more)."""
-        start, length = self.tiles(t)[-1]
-        return start + length
-
-    def padded_rows(self, t: int) -> int:
-        """Rows of zero-padded input the tiles of ``t`` outputs read."""
-        return self.covered(t) + self.span - 1
-
     def run(self, x: torch.Tensor, out_len: int, pre_slope: float | None = None,
-            post_slope: float | None = None, dest: torch.Tensor | None = None,
-            offset: int = 0) -> torch.Tensor:
+            post_slope: float | None = None) -> torch.Tensor:
         """Tiled: ``(1, C, 1, T)`` → time-major ``(covered(out_len), O)``, whose first
         ``out_len`` rows are ``post(conv(pre(x)))`` over ``x`` with ``left`` zeros before it
-        (and zeros after, as far as the outputs need); the rows after are scratch. With
-        ``dest``, written into ``dest[offset:offset + covered(out_len)]``."""
+        (and zeros after, as far as the outputs need); the rows after are scratch."""
         covered = self.covered(out_len)
         buf = _padded_input(x, self.left, covered + self.span - 1, pre_slope)
-        out = x.new_empty(covered, self.out_ch) if dest is None else (
-            dest[offset:offset + covered])
+        out = x.new_empty(covered, self.out_ch)
         for start, length in self.tiles(out_len):
             xin = _channels_last(buf[start:start + length + self.span - 1])
             out[start:start + length].copy_(_time_major(self._conv(xin, post_slope)))
@@ -277,26 +283,32 @@ class DirectConv:
 
     @property
     def chains(self) -> bool:
-        """Whether :meth:`add_padded_` and ``run(dest=…)`` serve (tiled, fused)."""
+        """Whether :meth:`add_padded_` and :func:`_fused_pair_` serve (tiled, fused)."""
         return self.tile is not None and self.fused
+
+    def _add_tile_(self, tm: torch.Tensor, start: int, length: int,
+                   xin: torch.Tensor) -> None:
+        """``tm[start:start + length] += conv(xin)`` for one tile of the time-major
+        accumulator ``tm``. oneDNN adds into ``tm``; the last tile, which may reach past
+        the end, adds into a copy (the same kernel, so warm-up builds every one this
+        uses)."""
+        t = tm.shape[0]
+        inside = start + length <= t
+        dest = tm[start:start + length] if inside else _padded_input(
+            _channels_last(tm[start:]), 0, length, None)
+        torch.ops.mkldnn._convolution_pointwise_.binary(
+            _channels_last(dest), xin, self.weight, self.bias, self.padding,
+            [1, 1], self.dil2d, 1, "add", None, None, [], None)
+        if not inside:
+            tm[start:].copy_(dest[: t - start])
 
     def add_padded_(self, buf: torch.Tensor, acc: torch.Tensor) -> torch.Tensor:
         """``acc += conv`` of a time-major input already padded (``left`` zeros, the
         input, zeros up to :meth:`padded_rows`); tiled and fused only. Returns ``acc``."""
-        t = acc.shape[-1]
         tm = _time_major(acc)
-        for start, length in self.tiles(t):
-            xin = _channels_last(buf[start:start + length + self.span - 1])
-            inside = start + length <= t
-            # oneDNN adds into acc; the last tile, which may reach past the end, adds into
-            # a copy (the same kernel, so warm-up builds every one this uses)
-            dest = tm[start:start + length] if inside else _padded_input(
-                _channels_last(tm[start:]), 0, length, None)
-            torch.ops.mkldnn._convolution_pointwise_.binary(
-                _channels_last(dest), xin, self.weight, self.bias, self.padding,
-                [1, 1], self.dil2d, 1, "add", None, None, [], None)
-            if not inside:
-                tm[start:].copy_(dest[: t - start])
+        for start, length in self.tiles(acc.shape[-1]):
+            self._add_tile_(tm, start, length,
+                            _channels_last(buf[start:start + length + self.span - 1]))
         return acc
 
 
@@ -353,7 +365,7 @@ def int8_ops_available() -> bool:
             and hasattr(torch, "quantize_per_tensor"))
 
 
-class Int8Conv:
+class Int8Conv(_Tiled):
     """A ``Conv1d`` on ``(1, C, 1, T)`` channels-last input in int8 arithmetic.
 
     * Weights: symmetric, one scale per output channel, **7-bit** (|q| ≤ 63). On AVX2
@@ -441,15 +453,6 @@ class Int8Conv:
     @property
     def left(self) -> int:
         return self.pad
-
-    def covered(self, t: int) -> int:
-        """Outputs the tiles of ``t`` outputs compute (``t`` up to one small tile more)."""
-        start, length = self.tiles(t)[-1]
-        return start + length
-
-    def padded_rows(self, t: int) -> int:
-        """Rows of zero-padded input the tiles of ``t`` outputs read."""
-        return self.covered(t) + self.span - 1
 
     def _prepare(self, x: torch.Tensor, pre_slope: float | None):
         t = x.shape[-1]
@@ -637,13 +640,12 @@ def _fused_pair_(c1: DirectConv, c2: DirectConv, acc: torch.Tensor) -> torch.Ten
     pair cost more than the few recomputed edge outputs. Outputs of ``c1`` outside the
     signal are zeroed, as ``c2``'s own zero padding would have them. Returns ``acc``."""
     t = acc.shape[-1]
-    tiles = c2.tiles(t)
     halo = c2.span - 1
-    covered = tiles[-1][0] + tiles[-1][1]
     # Row r of buf feeds c1's output at position r - c2.left.
-    buf = _padded_input(acc, c1.left + c2.left, covered + halo + c1.span - 1, LRELU_SLOPE)
+    buf = _padded_input(acc, c1.left + c2.left, c2.covered(t) + halo + c1.span - 1,
+                        LRELU_SLOPE)
     tm = _time_major(acc)
-    for start, length in tiles:
+    for start, length in c2.tiles(t):
         mid = _time_major(c1._conv(_channels_last(
             buf[start:start + length + halo + c1.span - 1]), LRELU_SLOPE))
         if start < c2.left:  # rows before the signal's start
@@ -651,14 +653,7 @@ def _fused_pair_(c1: DirectConv, c2: DirectConv, acc: torch.Tensor) -> torch.Ten
         end = t + c2.left - start  # first row past the signal's end
         if end < length + halo:
             mid[max(end, 0):].zero_()
-        inside = start + length <= t
-        dest = tm[start:start + length] if inside else _padded_input(
-            _channels_last(tm[start:]), 0, length, None)
-        torch.ops.mkldnn._convolution_pointwise_.binary(
-            _channels_last(dest), _channels_last(mid), c2.weight, c2.bias, c2.padding,
-            [1, 1], c2.dil2d, 1, "add", None, None, [], None)
-        if not inside:
-            tm[start:].copy_(dest[: t - start])
+        c2._add_tile_(tm, start, length, _channels_last(mid))
     return acc
 
 
