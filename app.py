@@ -80,7 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     logger.info("serving on http://%s:%d (device %s, pid %d)", settings.host, settings.port,
                 device, os.getpid())
     try:
-        serve(app, settings.host, settings.port, state.requests, settings.drain_timeout_s)
+        serve(app, settings.host, settings.port, state.requests, settings.drain_timeout_s,
+              settings.drain_linger_s)
     finally:
         pidfile.release()
     return 0

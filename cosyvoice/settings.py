@@ -66,6 +66,9 @@ class Settings:
         "(empty: one is generated into the pidfile's folder as admin_token)"))
     drain_timeout_s: float = field(default=30.0, metadata=_help(
         "on SIGTERM, how long in-flight syntheses may finish before exit (s)"))
+    drain_linger_s: float = field(default=5.0, metadata=_help(
+        "after a drain that finished syntheses, serve their result downloads until no "
+        "request came for 1.5 s, at most this long (s)"))
     restart_cooldown_s: float = field(default=60.0, metadata=_help(
         "least time between two restarts from the UI or API (s)"))
     idle_unload_s: float = field(default=300.0, metadata=_help(

@@ -33,7 +33,8 @@ def test_unit_runs_run_sh_in_the_foreground_and_outlasts_the_drain():
     assert svc["Restart"] == "on-failure" and float(svc["RestartSec"]) > 0
     # a clean exit (status 0) only follows a SIGTERM from restart.sh: start it again
     assert svc["RestartForceExitStatus"] == "0"
-    assert float(svc["TimeoutStopSec"]) >= Settings().drain_timeout_s + 10
+    defaults = Settings()
+    assert float(svc["TimeoutStopSec"]) >= defaults.drain_timeout_s + defaults.drain_linger_s + 5
     assert unit()["Install"]["WantedBy"] == "multi-user.target"
     assert re.search(r"^\s+--foreground\)", (ROOT / "run.sh").read_text(), re.M)
 

@@ -4,7 +4,9 @@ Every synthesis runs inside :meth:`RequestTracker.track`, which counts it (by mo
 outcome, with its latency) and refuses it with a retryable :class:`BusyError` once the
 app is draining. :class:`DrainingServer` turns the first SIGTERM / SIGINT into a drain:
 readiness goes false, new work is refused, in-flight syntheses get up to
-``drain_timeout_s`` to finish, then uvicorn shuts down and the process exits 0.
+``drain_timeout_s`` to finish, then the server lingers briefly so that their clients can
+fetch the result files (until no request has arrived for 1.5 s, at most
+``drain_linger_s``), and uvicorn shuts down and the process exits 0.
 """
 
 from __future__ import annotations
@@ -59,6 +61,32 @@ class LatencyHistogram:
         return LatencyHistogram(self.bounds, list(self.counts), self.total_s)
 
 
+class HttpActivity:
+    """When the last HTTP request arrived (``DrainGuard`` calls :meth:`seen`)."""
+
+    def __init__(self) -> None:
+        self._last = time.monotonic()
+        self._lock = threading.Lock()
+
+    def seen(self) -> None:
+        with self._lock:
+            self._last = time.monotonic()
+
+    def quiet_for(self, since: float | None = None) -> float:
+        """Seconds since the last request, or since ``since`` (monotonic) if later."""
+        with self._lock:
+            last = self._last if since is None else max(self._last, since)
+        return time.monotonic() - last
+
+    def wait_quiet(self, quiet_s: float, max_s: float, step: float = 0.05) -> float:
+        """Block until no request arrived for ``quiet_s`` (counted from now at the
+        earliest) or ``max_s`` passed; returns the seconds waited."""
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < max_s and self.quiet_for(since=t0) < quiet_s:
+            time.sleep(step)
+        return time.monotonic() - t0
+
+
 @dataclass
 class TrackerSnapshot:
     in_flight: int
@@ -76,6 +104,8 @@ class RequestTracker:
         self._outcomes: dict[tuple[str, str], int] = {}
         self._latency: dict[str, LatencyHistogram] = {}
         self._recent: deque[float] = deque(maxlen=recent)
+        self.finished_while_draining = 0
+        self.http = HttpActivity()
         self.trim_after_requests = True  # malloc_trim when the last request ends
 
     @contextmanager
@@ -100,6 +130,8 @@ class RequestTracker:
             with self._cond:
                 self._in_flight -= 1
                 self._finish(mode, outcome, time.perf_counter() - t0)
+                if self.draining.is_set():
+                    self.finished_while_draining += 1
                 idle = self._in_flight == 0
                 self._cond.notify_all()
             if idle and self.trim_after_requests:
@@ -156,17 +188,23 @@ class DrainGuard:
     Queued work would otherwise wait for a slot and meet a server that is shutting
     down; a 503 with ``Retry-After`` is the clear, retryable answer (the Gradio page
     shows "busy, please try again", gradio_client raises QueueError). Health, metrics,
-    the page itself and result streams of in-flight jobs (GET) still pass.
+    the page itself, result streams and result files of in-flight jobs (GET) still pass.
+    Every request is noted in ``activity``, so the drain can wait until result
+    downloads have stopped.
     """
 
     GUARDED = ("/queue/join", "/call/", "/run/", "/api/", "/v1/")
 
-    def __init__(self, app: Any, draining: threading.Event, retry_after_s: int = 30) -> None:
+    def __init__(self, app: Any, draining: threading.Event, retry_after_s: int = 30,
+                 activity: HttpActivity | None = None) -> None:
         self.app = app
         self.draining = draining
+        self.activity = activity
         self.retry_after = str(retry_after_s).encode()
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and self.activity is not None:
+            self.activity.seen()
         if (scope["type"] == "http" and self.draining.is_set() and scope["method"] == "POST"
                 and any(g in scope["path"] for g in self.GUARDED)):
             body = json.dumps({"error": DRAINING_MESSAGE, "detail": DRAINING_MESSAGE,
@@ -186,11 +224,15 @@ class DrainingServer:
     A second signal stops waiting for in-flight work; a third (SIGINT) forces exit.
     """
 
-    def __init__(self, config: Any, tracker: RequestTracker, drain_timeout_s: float) -> None:
+    QUIET_S = 1.5  # a result download starts within ms of its "completed" message
+
+    def __init__(self, config: Any, tracker: RequestTracker, drain_timeout_s: float,
+                 linger_s: float = 5.0) -> None:
         import uvicorn
 
         self.tracker = tracker
         self.drain_timeout_s = drain_timeout_s
+        self.linger_s = linger_s
         self._drain_thread: threading.Thread | None = None
         self._loop: Any = None
         self.server = uvicorn.Server(config)
@@ -220,8 +262,12 @@ class DrainingServer:
         t0 = time.monotonic()
         idle = self.tracker.wait_idle(self.drain_timeout_s)
         if idle:
-            logger.info("drained in %.1f s; shutting down", time.monotonic() - t0)
-            time.sleep(0.2)  # let the last results reach their clients
+            logger.info("drained in %.1f s", time.monotonic() - t0)
+            if self.tracker.finished_while_draining and self.linger_s > 0:
+                # Their clients still have to fetch the result files (a GET each).
+                waited = self.tracker.http.wait_quiet(self.QUIET_S, self.linger_s)
+                logger.info("served result downloads for %.1f s after the drain", waited)
+            logger.info("shutting down")
         else:
             logger.warning("drain deadline (%.0f s) passed with %d request(s) in flight; "
                            "shutting down anyway", self.drain_timeout_s, self.tracker.in_flight)
@@ -249,11 +295,11 @@ class DrainingServer:
 
 
 def serve(app: Any, host: str, port: int, tracker: RequestTracker,
-          drain_timeout_s: float) -> None:
+          drain_timeout_s: float, linger_s: float = 5.0) -> None:
     """Serve ``app`` until a signal, draining in-flight requests first."""
     import uvicorn
 
     # After the drain (and the heartbeat streams' end) nothing is left worth waiting for.
     config = uvicorn.Config(app, host=host, port=port, log_level="warning",
                             timeout_graceful_shutdown=2)
-    DrainingServer(config, tracker, drain_timeout_s).run()
+    DrainingServer(config, tracker, drain_timeout_s, linger_s).run()

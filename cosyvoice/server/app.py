@@ -28,7 +28,7 @@ def create_app(manager: ModelManager, synth: Synthesizer, state: AppState) -> Fa
     gate = SynthesisGate(settings.concurrency, settings.queue_size)
     app.state.gate = gate
     install_error_handlers(app)
-    app.add_middleware(DrainGuard, draining=state.draining)
+    app.add_middleware(DrainGuard, draining=state.draining, activity=state.requests.http)
     app.include_router(health_router(manager, state))
     app.include_router(api_router(synth, gate))
     admin = AdminActions(manager, state, settings)

@@ -124,3 +124,84 @@ def test_drain_guard_refuses_new_work_but_not_health():
         assert r.status_code == 503 and r.headers["retry-after"] == "30"
         assert r.json()["retryable"] is True and "try again" in r.json()["error"]
     assert client.get("/health/live").status_code == 200
+
+
+def _drain_server(tracker: RequestTracker, linger_s: float):
+    """A real uvicorn server (DrainingServer) on a free port, run in a thread."""
+    import uvicorn
+    from fastapi import FastAPI
+
+    from cosyvoice.lifecycle.drain import DrainGuard, DrainingServer
+    from tests.conftest import free_port
+
+    app = FastAPI()
+    app.add_middleware(DrainGuard, draining=tracker.draining, activity=tracker.http)
+
+    @app.get("/file")
+    def file() -> dict:
+        return {"audio": "result.wav"}
+
+    port = free_port()
+    server = DrainingServer(uvicorn.Config(app, host="127.0.0.1", port=port,
+                                           log_level="warning"), tracker, 30.0, linger_s)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{port}/file"
+    deadline = time.time() + 20
+    while not server.server.started:
+        assert time.time() < deadline, "server did not start"
+        time.sleep(0.05)
+    return server, thread, url
+
+
+def _get(url: str) -> int:
+    import urllib.request
+
+    with urllib.request.urlopen(url, timeout=5) as r:
+        return r.status
+
+
+def test_drain_serves_result_downloads_after_the_last_synthesis_ends():
+    """The in-flight job's client fetches its file after the job ends: the server must
+    still answer then (CI once saw "connection refused" on that download), and exit
+    once downloads stop."""
+    import signal
+
+    tracker = RequestTracker()
+    tracker.trim_after_requests = False
+    release, started = threading.Event(), threading.Event()
+
+    def synthesis() -> None:
+        with tracker.track("clone"):
+            started.set()
+            release.wait(10)
+
+    job = threading.Thread(target=synthesis)
+    job.start()
+    started.wait(5)
+    server, thread, url = _drain_server(tracker, linger_s=5.0)
+    server.handle_exit(signal.SIGTERM, None)
+    time.sleep(0.3)
+    release.set()
+    job.join(5)
+    t_end = time.monotonic()
+    for _ in range(3):  # downloads 0.6 s apart, the first 0.6 s after the end is still served
+        time.sleep(0.6)
+        assert _get(url) == 200
+    thread.join(10)
+    assert not thread.is_alive(), "the server did not exit after the downloads"
+    # the last download came at ~1.8 s; the cap is 5 s of linger
+    assert time.monotonic() - t_end < 5.0 + 1.0
+
+
+def test_drain_with_nothing_in_flight_does_not_linger():
+    import signal
+
+    tracker = RequestTracker()
+    server, thread, url = _drain_server(tracker, linger_s=5.0)
+    assert _get(url) == 200
+    t0 = time.monotonic()
+    server.handle_exit(signal.SIGTERM, None)
+    thread.join(10)
+    assert not thread.is_alive()
+    assert time.monotonic() - t0 < 0.9, "no synthesis ended in the drain: nothing to wait for"
