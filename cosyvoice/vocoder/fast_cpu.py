@@ -62,10 +62,11 @@ def fused_ops_available() -> bool:
 
 @dataclass(frozen=True)
 class SpeedRule:
-    """Which layers take which trick; from per-layer timings on 2 cores (torch 2.13).
+    """Which layers take which trick; from timings on 2 cores (torch 2.13).
 
-    Medians of 7 interleaved runs, ms per conv, ``lrelu → conv → lrelu`` at V1's lengths
-    for 430 frames (``bench/vocoder_layers.py`` prints the full table)::
+    Per layer, medians of 7 interleaved runs, ms per conv, ``lrelu → conv → lrelu`` at
+    V1's lengths for 430 frames on the EPYC (``bench/vocoder_layers.py`` prints the full
+    table)::
 
         C    k  d   direct  spectral(best N)       C    k  d   direct  spectral(best N)
         256  7  1    28.1    17.5 (64)             128  7  1    53.7    42.0 (64)
@@ -74,15 +75,28 @@ class SpeedRule:
         256  3  *    ~15     ≥ 17                  128 11  3   120.0    69.6 (128)
         64   *  *   direct always wins             128 11  5    81.2    62.4 (128)
 
-    So a conv goes spectral when it has ≥ ``spectral_channels`` channels, ≥
-    ``spectral_kernel`` taps, and is undilated or ≥ ``spectral_dilated_kernel`` taps or
-    ≥ ``spectral_dilated_channels`` channels; its DFT block is the smallest power of two
-    ≥ ``block_factor`` × its span and ≥ ``min_block`` (64: on the Xeon, 128 ch k7 d1
-    took 22.8 ms at 32 and 16.9 at 64; 64 was the best on the EPYC too), halved while
-    its spectra exceed ``spectral_max_mb`` (a block under 2 × span is never used: then
-    it stays direct).
-    At the default 20 MB cap the dilated 256-channel convs stay direct: the larger blocks
-    they need would add ~240 MB of spectra for ~2 % of the time.
+    The generator runs its convs tiled and its resblock pairs fused
+    (:func:`_fused_pair_`), which a single layer's timing does not show, so the rule was
+    then checked resblock by resblock inside the generator (``bench/vocoder_blocks.py``,
+    rules side by side; 2026-12-04, 2 Xeon cores, medians of 21, ms per resblock, the
+    previous rule, which kept every 64-channel conv and the dilated 128-channel k7 convs
+    direct, → today's)::
+
+        stage 1 (128 ch) k7 resblock:   133.6 → 117.1   (its d3 and d5 convs spectral)
+        stage 2 (64 ch)  k11 resblock:  138.0 → 114.1   (all six spectral)
+        stage 2 (64 ch)  k7 resblock:    92.5 → 100.5   if spectral: kept direct
+        stage 3 (32 ch)  k11 resblock:   76.8 → 103.8   if spectral: kept direct
+
+    So a conv goes spectral when, for the largest channel count of ``spectral_kernels``
+    ``(channels, taps)`` that it reaches, it has at least that many taps (dilated ones at
+    least ``spectral_dilated_kernel``).
+    Its DFT block is the smallest power of two ≥ ``block_factor`` × its span and ≥
+    ``min_block`` (64: on the Xeon, 128 ch k7 d1 took 22.8 ms at 32 and 16.9 at 64; 64
+    was the best on the EPYC too), halved while its spectra exceed ``spectral_max_mb`` (a
+    block under 2 × span is never used: then it stays direct). At the default 20 MB cap
+    the 256-channel convs get blocks of 32 and their dilated ones stay direct: blocks of
+    64 took a 256-channel k11 resblock from 78.7 to 64.9 ms but would add ~230 MB of
+    spectra.
 
     ``polyphase_channels``: dilated convs with at most that many channels and at least
     ``polyphase_kernel`` taps run as undilated convs over a ``(T/d, d)`` view. With torch
@@ -90,10 +104,8 @@ class SpeedRule:
     k7 d3: 51 vs 29 ms), so it is off (0) by default; kept for other builds.
     """
 
-    spectral_channels: int = 128
-    spectral_kernel: int = 7
-    spectral_dilated_kernel: int = 11
-    spectral_dilated_channels: int = 256
+    spectral_kernels: tuple[tuple[int, int], ...] = ((128, 7), (64, 11))
+    spectral_dilated_kernel: int = 7
     spectral_max_mb: float = 20.0
     block_factor: int = 3
     min_block: int = 64
@@ -103,9 +115,11 @@ class SpeedRule:
     def spectral_block(self, conv: nn.Conv1d) -> int | None:
         """The DFT block length for ``conv``, or None when it should stay direct."""
         c, k, d = conv.in_channels, conv.kernel_size[0], conv.dilation[0]
-        if conv.out_channels != c or k < self.spectral_kernel or c < self.spectral_channels:
+        if conv.out_channels != c:
             return None
-        if d > 1 and k < self.spectral_dilated_kernel and c < self.spectral_dilated_channels:
+        taps = next((kt for ch, kt in sorted(self.spectral_kernels, reverse=True) if c >= ch),
+                    None)
+        if taps is None or k < taps or (d > 1 and k < self.spectral_dilated_kernel):
             return None
         span = d * (k - 1) + 1
         n = max(self.min_block, 1 << math.ceil(math.log2(self.block_factor * span)))
@@ -232,13 +246,16 @@ class DirectConv(_Tiled):
         return [(0, t)] if self.tile is None else tile_plan(t, *self.tile)
 
     def run(self, x: torch.Tensor, out_len: int, pre_slope: float | None = None,
-            post_slope: float | None = None) -> torch.Tensor:
+            post_slope: float | None = None, dest: torch.Tensor | None = None,
+            offset: int = 0) -> torch.Tensor:
         """Tiled: ``(1, C, 1, T)`` → time-major ``(covered(out_len), O)``, whose first
         ``out_len`` rows are ``post(conv(pre(x)))`` over ``x`` with ``left`` zeros before it
-        (and zeros after, as far as the outputs need); the rows after are scratch."""
+        (and zeros after, as far as the outputs need); the rows after are scratch.
+        With ``dest`` (time-major), written into its rows from ``offset`` on instead."""
         covered = self.covered(out_len)
         buf = _padded_input(x, self.left, covered + self.span - 1, pre_slope)
-        out = x.new_empty(covered, self.out_ch)
+        out = x.new_empty(covered, self.out_ch) if dest is None else (
+            dest[offset:offset + covered])
         for start, length in self.tiles(out_len):
             xin = _channels_last(buf[start:start + length + self.span - 1])
             out[start:start + length].copy_(_time_major(self._conv(xin, post_slope)))
@@ -585,38 +602,75 @@ class SpectralConv:
     def nbytes(self) -> int:
         return 2 * self.w_re.numel() * self.w_re.element_size()
 
+    @property
+    def left(self) -> int:
+        return self.pad
+
+    def covered(self, t: int) -> int:
+        """Outputs the blocks of ``t`` outputs compute (whole blocks: ``t`` or more)."""
+        return -(-t // self.hop) * self.hop
+
+    def padded_rows(self, t: int) -> int:
+        """Rows of zero-padded input the blocks of ``t`` outputs read."""
+        return self.covered(t) + self.span - 1
+
     def _spectra(self, x: torch.Tensor, pre_slope: float | None) -> torch.Tensor:
         """Per block, the output spectrum with bias: ``(blocks, 2F, O)`` (a strided view;
         ``blocks·L ≥ T``), ready for ``Dinv @`` block by block."""
-        t, c = x.shape[-1], x.shape[1]
+        t = x.shape[-1]
+        return self._spectra_padded(
+            _padded_input(x, self.pad, self.padded_rows(t), pre_slope), t)
+
+    def _spectra_padded(self, buf: torch.Tensor, t: int) -> torch.Tensor:
+        """As :meth:`_spectra`, of a time-major input already padded (``left`` zeros, the
+        ``t`` input rows, zeros up to :meth:`padded_rows`; rows past that are ignored)."""
+        c = buf.shape[1]
         blocks = -(-t // self.hop)
-        buf = _padded_input(x, self.pad, blocks * self.hop + self.span - 1, pre_slope)
+        buf = buf[: blocks * self.hop + self.span - 1]
         seg = buf.unfold(0, self.n, self.hop).transpose(1, 2)  # (blocks, N, C)
         spec = torch.matmul(self.fwd, seg)  # (blocks, 2F, C)
         spec = spec.view(blocks, self.bins, 2 * c).transpose(0, 1)  # (F, blocks, 2C)
-        z = x.new_empty(2, self.bins, blocks, self.out_ch)
+        z = buf.new_empty(2, self.bins, blocks, self.out_ch)
         torch.bmm(spec, self.w_re, out=z[0])
         torch.bmm(spec, self.w_im, out=z[1])
         z[0, 0] += self.dc_bias
         return z.view(2 * self.bins, blocks, self.out_ch).transpose(0, 1)
 
-    def __call__(self, x: torch.Tensor, pre_slope: float | None = None,
-                 post_slope: float | None = None) -> torch.Tensor:
-        """``(1, C, 1, T)`` → ``(1, O, 1, T)`` channels-last: ``post(conv(pre(x)))``."""
+    def run(self, x: torch.Tensor, out_len: int, pre_slope: float | None = None,
+            post_slope: float | None = None, dest: torch.Tensor | None = None,
+            offset: int = 0) -> torch.Tensor:
+        """As :meth:`DirectConv.run` (``out_len`` must be ``x``'s length): time-major
+        ``(covered(T), O)`` whose first ``T`` rows are ``post(conv(pre(x)))``, written
+        into ``dest`` from row ``offset`` on when given."""
         z = self._spectra(x, pre_slope)
         blocks = z.shape[0]
-        out = x.new_empty(blocks * self.hop, self.out_ch)
+        out = x.new_empty(blocks * self.hop, self.out_ch) if dest is None else (
+            dest[offset:offset + blocks * self.hop])
         # (blocks, L, O) = Dinv (L, 2F) @ z[b]: written where the output goes, no copy
         torch.bmm(self.inv.expand(blocks, -1, -1), z, out=out.view(blocks, self.hop, -1))
         if post_slope is not None:
-            F.leaky_relu_(out, post_slope)
-        return _channels_last(out[: x.shape[-1]])
+            F.leaky_relu_(out[:out_len], post_slope)
+        return out
+
+    def __call__(self, x: torch.Tensor, pre_slope: float | None = None,
+                 post_slope: float | None = None) -> torch.Tensor:
+        """``(1, C, 1, T)`` → ``(1, O, 1, T)`` channels-last: ``post(conv(pre(x)))``."""
+        t = x.shape[-1]
+        return _channels_last(self.run(x, t, pre_slope, post_slope)[:t])
 
     def add_to_(self, x: torch.Tensor, acc: torch.Tensor,
                 pre_slope: float | None = None) -> torch.Tensor:
         """``acc += conv(pre(x))`` in place; returns ``acc``. The inverse DFT adds into
         ``acc`` (``baddbmm_``): no output buffer, no separate pass to add it."""
-        z, t = self._spectra(x, pre_slope), x.shape[-1]
+        return self._add_spectra_(self._spectra(x, pre_slope), acc)
+
+    def add_padded_(self, buf: torch.Tensor, acc: torch.Tensor) -> torch.Tensor:
+        """``acc += conv`` of a time-major input already padded (see
+        :meth:`_spectra_padded`). Returns ``acc``."""
+        return self._add_spectra_(self._spectra_padded(buf, acc.shape[-1]), acc)
+
+    def _add_spectra_(self, z: torch.Tensor, acc: torch.Tensor) -> torch.Tensor:
+        t = acc.shape[-1]
         whole, rest = divmod(t, self.hop)
         tm = _time_major(acc)
         if whole:
@@ -630,6 +684,23 @@ class SpectralConv:
 def _chains(c1, c2, acc: torch.Tensor) -> bool:
     return (getattr(c1, "chains", False) and getattr(c2, "chains", False)
             and type(c1) is type(c2) and acc.is_contiguous(memory_format=CL))
+
+
+def _writes_into(c1, c2, acc: torch.Tensor) -> bool:
+    """Whether :meth:`CpuGenerator._chain` serves ``c1`` → ``c2``: ``c1`` can write its
+    output into a buffer (:meth:`run` with ``dest``: tiled direct, int8 or spectral) and
+    ``c2`` can read a padded one (:meth:`add_padded_`: tiled fused direct, int8 or
+    spectral)."""
+    def writes(c) -> bool:
+        return isinstance(c, (SpectralConv, Int8Conv)) or (
+            isinstance(c, DirectConv) and c.tile is not None)
+
+    def reads(c) -> bool:
+        return isinstance(c, (SpectralConv, Int8Conv)) or (
+            isinstance(c, DirectConv) and c.chains)
+
+    return (writes(c1) and reads(c2) and isinstance(c1, Int8Conv) == isinstance(c2, Int8Conv)
+            and acc.is_contiguous(memory_format=CL))
 
 
 def _fused_pair_(c1: DirectConv, c2: DirectConv, acc: torch.Tensor) -> torch.Tensor:
@@ -718,19 +789,19 @@ class CpuGenerator:
         for c1, c2 in pairs:
             if c2 is None:  # ResBlock2: acc += conv(lrelu(acc)); the conv reads acc first
                 acc.add_(c1(acc, LRELU_SLOPE))
-            elif _chains(c1, c2, acc):
-                if isinstance(c1, DirectConv):
-                    _fused_pair_(c1, c2, acc)
-                else:
-                    self._chain(c1, c2, acc)
+            elif _chains(c1, c2, acc) and isinstance(c1, DirectConv):
+                _fused_pair_(c1, c2, acc)
+            elif _writes_into(c1, c2, acc):
+                self._chain(c1, c2, acc)
             else:
                 c2.add_to_(c1(acc, LRELU_SLOPE, LRELU_SLOPE), acc)
         return acc
 
     @staticmethod
     def _chain(c1, c2, acc: torch.Tensor) -> None:
-        """``acc += c2(lrelu(c1(lrelu(acc))))`` with ``c1``'s tiles written straight into
-        the zero-padded input ``c2`` reads: one copy of the middle activation, not two."""
+        """``acc += c2(lrelu(c1(lrelu(acc))))`` with ``c1``'s output (tiles or blocks)
+        written straight into the zero-padded input ``c2`` reads: the middle activation
+        is made once, not made and then copied into a padded buffer."""
         t = acc.shape[-1]
         buf = acc.new_empty(max(c2.padded_rows(t), c2.left + c1.covered(t)), c1.out_ch)
         buf[:c2.left].zero_()

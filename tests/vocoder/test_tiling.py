@@ -162,3 +162,25 @@ def test_spectral_conv_equals_conv1d(length, kernel, dilation, block):
         summed = sc.add_to_(_cl(x), _cl(acc.clone()), 0.1).squeeze(2)
     torch.testing.assert_close(got, F.leaky_relu(ref, 0.2), atol=5e-5, rtol=1e-4)
     torch.testing.assert_close(summed, acc + ref, atol=5e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("length", [1, 57, 58, 59, 300, 1000])
+@pytest.mark.parametrize("first", ["spectral", "direct"])
+def test_chain_into_spectral_equals_two_convs(length, first):
+    """``CpuGenerator._chain``: the first conv (spectral blocks or direct tiles) writes its
+    output straight into the zero-padded buffer the spectral second conv reads; rows it
+    computes past the signal's end must be zeroed there, whatever the two block sizes."""
+    from cosyvoice.vocoder.fast_cpu import CpuGenerator, _writes_into
+
+    torch.manual_seed(length + len(first))
+    c1 = torch.nn.Conv1d(64, 64, 7, dilation=3, padding=9)
+    c2 = torch.nn.Conv1d(64, 64, 11, padding=5)
+    a = SpectralConv(c1, 128) if first == "spectral" else DirectConv(c1, True, tile=(256, 32))
+    b = SpectralConv(c2, 64)
+    x = torch.randn(1, 64, length)
+    acc = _cl(x.clone())
+    assert _writes_into(a, b, acc)
+    with torch.inference_mode():
+        ref = x + c2(F.leaky_relu(c1(F.leaky_relu(x, 0.1)), 0.1))
+        CpuGenerator._chain(a, b, acc)
+    torch.testing.assert_close(acc.squeeze(2), ref, atol=3e-5, rtol=1e-5)
