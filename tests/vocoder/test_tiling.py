@@ -184,3 +184,18 @@ def test_chain_into_spectral_equals_two_convs(length, first):
         ref = x + c2(F.leaky_relu(c1(F.leaky_relu(x, 0.1)), 0.1))
         CpuGenerator._chain(a, b, acc)
     torch.testing.assert_close(acc.squeeze(2), ref, atol=3e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("channels,kernel,dilation,block", [
+    (256, 7, 1, 32), (256, 11, 1, 32),   # 20 MB cap: blocks of 32 for 256 channels
+    (256, 7, 3, None), (256, 11, 5, None),  # a block of 32 is under 2 × span: direct
+    (128, 3, 1, None), (128, 7, 1, 64), (128, 7, 3, 64), (128, 7, 5, 128), (128, 11, 5, 128),
+    (64, 7, 1, None), (64, 11, 1, 64), (64, 11, 3, 128), (64, 11, 5, 256),
+    (32, 11, 1, None), (32, 3, 1, None),
+])
+def test_speed_rule_picks_what_the_resblock_timings_chose(channels, kernel, dilation, block):
+    """The plan SpeedRule's docstring gives (bench/vocoder_blocks.py, 2026-12-04)."""
+    from cosyvoice.vocoder.fast_cpu import SpeedRule
+
+    conv = torch.nn.Conv1d(channels, channels, kernel, dilation=dilation)
+    assert SpeedRule().spectral_block(conv) == block
