@@ -50,11 +50,7 @@ def stage_inputs(gen: fc.CpuGenerator, mel: torch.Tensor) -> list[torch.Tensor]:
     for i, up in enumerate(gen.ups):
         x = up(x, fc.LRELU_SLOPE)
         out.append(x)
-        blocks = gen.blocks[i * gen.num_kernels:(i + 1) * gen.num_kernels]
-        xs = gen._run_block(blocks[0], x, in_place=False)
-        for pairs in blocks[1:]:
-            xs.add_(gen._run_block(pairs, x, in_place=False))
-        x = xs.div_(gen.num_kernels)
+        x = gen.mrf(i, x.clone(memory_format=fc.CL))  # mrf overwrites its input
     return out
 
 

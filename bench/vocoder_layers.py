@@ -35,7 +35,7 @@ def candidates(conv: nn.Conv1d, rate: int) -> dict[str, object]:
     out: dict[str, object] = {"direct": fc.DirectConv(conv, fused, tile=fc.tile_sizes(rate)),
                               "untiled": fc.DirectConv(conv, fused)}
     if conv.dilation[0] > 1:
-        out["poly"] = fc.DirectConv(conv, fc.fused_ops_available(), polyphase=True)
+        out["poly"] = fc.DirectConv(conv, fused, polyphase=True)
     span = conv.dilation[0] * (conv.kernel_size[0] - 1) + 1
     n = max(32, 1 << (2 * span - 1).bit_length())
     for block in (n, 2 * n, 4 * n):

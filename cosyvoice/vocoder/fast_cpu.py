@@ -82,10 +82,10 @@ class SpeedRule:
     previous rule, which kept every 64-channel conv and the dilated 128-channel k7 convs
     direct, → today's)::
 
-        stage 1 (128 ch) k7 resblock:   133.6 → 117.1   (its d3 and d5 convs spectral)
-        stage 2 (64 ch)  k11 resblock:  138.0 → 114.1   (all six spectral)
-        stage 2 (64 ch)  k7 resblock:    92.5 → 100.5   if spectral: kept direct
-        stage 3 (32 ch)  k11 resblock:   76.8 → 103.8   if spectral: kept direct
+        stage 1 (128 ch) k7 resblock:   123.3 → 108.4   (its d3 and d5 convs spectral)
+        stage 2 (64 ch)  k11 resblock:  124.3 → 102.0   (all six spectral)
+        stage 2 (64 ch)  k7 resblock:    81.4 →  89.5   if spectral: kept direct
+        stage 3 (32 ch)  k11 resblock:   68.5 → 101.3   if spectral: kept direct
 
     So a conv goes spectral when, for the largest channel count of ``spectral_kernels``
     ``(channels, taps)`` that it reaches, it has at least that many taps (dilated ones at
@@ -95,8 +95,8 @@ class SpeedRule:
     was the best on the EPYC too), halved while its spectra exceed ``spectral_max_mb`` (a
     block under 2 × span is never used: then it stays direct). At the default 20 MB cap
     the 256-channel convs get blocks of 32 and their dilated ones stay direct: blocks of
-    64 took a 256-channel k11 resblock from 78.7 to 64.9 ms but would add ~230 MB of
-    spectra.
+    64 (a 40 MB cap) took the 256-channel k7 and k11 resblocks from 55.3 and 74.5 to
+    47.1 and 63.8 ms but would add 243 MB of spectra (279 → 522 MB).
 
     ``polyphase_channels``: dilated convs with at most that many channels and at least
     ``polyphase_kernel`` taps run as undilated convs over a ``(T/d, d)`` view. With torch
@@ -465,8 +465,6 @@ class Int8Conv(_Tiled):
         """``(start, length)`` output tiles covering ``t`` samples."""
         return tile_plan(t, self.TILE, self.SMALL)
 
-    chains = True
-
     @property
     def left(self) -> int:
         return self.pad
@@ -681,11 +679,6 @@ class SpectralConv:
         return acc
 
 
-def _chains(c1, c2, acc: torch.Tensor) -> bool:
-    return (getattr(c1, "chains", False) and getattr(c2, "chains", False)
-            and type(c1) is type(c2) and acc.is_contiguous(memory_format=CL))
-
-
 def _writes_into(c1, c2, acc: torch.Tensor) -> bool:
     """Whether :meth:`CpuGenerator._chain` serves ``c1`` → ``c2``: ``c1`` can write its
     output into a buffer (:meth:`run` with ``dest``: tiled direct, int8 or spectral) and
@@ -789,7 +782,8 @@ class CpuGenerator:
         for c1, c2 in pairs:
             if c2 is None:  # ResBlock2: acc += conv(lrelu(acc)); the conv reads acc first
                 acc.add_(c1(acc, LRELU_SLOPE))
-            elif _chains(c1, c2, acc) and isinstance(c1, DirectConv):
+            elif (isinstance(c1, DirectConv) and isinstance(c2, DirectConv) and c1.chains
+                  and c2.chains and acc.is_contiguous(memory_format=CL)):
                 _fused_pair_(c1, c2, acc)
             elif _writes_into(c1, c2, acc):
                 self._chain(c1, c2, acc)
@@ -809,17 +803,22 @@ class CpuGenerator:
         buf[c2.left + t:].zero_()
         c2.add_padded_(buf, acc)
 
+    def mrf(self, stage: int, x: torch.Tensor) -> torch.Tensor:
+        """The multi-receptive-field fusion of upsampling stage ``stage`` on its input
+        ``(1, C, 1, T)`` (the upsampled signal): the mean of its resblocks. Overwrites
+        ``x`` (the last resblock runs in place)."""
+        blocks = self.blocks[stage * self.num_kernels:(stage + 1) * self.num_kernels]
+        last = len(blocks) - 1
+        xs = self._run_block(blocks[0], x, in_place=last == 0)
+        for j, pairs in enumerate(blocks[1:], start=1):
+            xs.add_(self._run_block(pairs, x, in_place=j == last))
+        return xs.div_(self.num_kernels)
+
     def _one(self, mel: torch.Tensor) -> torch.Tensor:
         """``(1, n_mels, T)`` → ``(1, 1, T · hop)``."""
         x = self.pre(mel.unsqueeze(2).contiguous(memory_format=CL))
         for i, up in enumerate(self.ups):
-            x = up(x, LRELU_SLOPE)
-            blocks = self.blocks[i * self.num_kernels:(i + 1) * self.num_kernels]
-            last = len(blocks) - 1
-            xs = self._run_block(blocks[0], x, in_place=last == 0)
-            for j, pairs in enumerate(blocks[1:], start=1):
-                xs.add_(self._run_block(pairs, x, in_place=j == last))
-            x = xs.div_(self.num_kernels)
+            x = self.mrf(i, up(x, LRELU_SLOPE))
         x = self.post(F.leaky_relu(x, POST_LRELU_SLOPE))
         return torch.tanh(x).squeeze(2)
 
