@@ -34,6 +34,7 @@ With no int8 stages, results match the eager generator to float32 rounding (max 
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import math
 import warnings
@@ -147,6 +148,11 @@ def _channels_last(y: torch.Tensor) -> torch.Tensor:
     return y.t().unsqueeze(0).unsqueeze(2)
 
 
+def _mkldnn_bytes(t: torch.Tensor) -> bytes:
+    """The raw bytes of an opaque oneDNN tensor (its blocked layout, padding included)."""
+    return ctypes.string_at(torch.ops.mkldnn.data_ptr(t), torch.ops.mkldnn._nbytes(t))
+
+
 def _padded_input(x: torch.Tensor, left: int, length: int,
                   pre_slope: float | None) -> torch.Tensor:
     """``(1, C, 1, T)`` → ``(length, C)``: ``left`` zeros, ``lrelu(x)`` (or x), zeros."""
@@ -233,13 +239,9 @@ class DirectConv(_Tiled):
         else:
             self.padding, self.dil2d = [0, conv.padding[0]], [1, self.dilation]
         self.fused = fused
-        if fused and self.tile is not None:
-            # Pack the weight once into oneDNN's blocked layout for the big tile's shape:
-            # a plain one is reordered at every call, i.e. at every tile (2-20 % of a
-            # tile's time on 2 Xeon cores, 2026-12-04; the small tile uses it as well).
-            self.weight = torch._C._nn.mkldnn_reorder_conv2d_weight(
-                self.weight.contiguous().to_mkldnn(), self.padding, [1, 1], self.dil2d, 1,
-                [1, w.shape[1], 1, self.tile[0] + self.span - 1])
+        # oneDNN's blocked weight layouts, one per input width the tiles use (see
+        # :meth:`_weight`); built at warm-up.
+        self._packed: dict[int, torch.Tensor] = {}
 
     def tiles(self, t: int) -> list[tuple[int, int]]:
         """The ``(start, length)`` tiles of ``t`` outputs (one untiled run without tiling)."""
@@ -261,8 +263,38 @@ class DirectConv(_Tiled):
             out[start:start + length].copy_(_time_major(self._conv(xin, post_slope)))
         return out
 
+    def _weight(self, width: int) -> torch.Tensor:
+        """The weight for an input ``width`` samples wide: tiled and fused, packed once
+        into the blocked layout oneDNN picks for that shape. A plain weight is reordered
+        at every call, i.e. at every tile (2-20 % of a tile's time on 2 Xeon cores); one
+        packed for another width may be the wrong layout: with AVX2 (2 Zen 2 cores,
+        2026-12-05) oneDNN wanted ``Acdb24a`` for 1026-wide tiles and ``Acdb16a`` for
+        130-wide ones, and converting between them took 6.6 ms per 0.45 ms tile. Widths
+        whose layouts come out byte-identical share one tensor."""
+        if not self.fused or self.tile is None:
+            return self.weight
+        packed = self._packed.get(width)
+        if packed is None:
+            # Once packed, the plain weight is not kept: the packed one gives it back.
+            plain = self.weight.to_dense() if self.weight.is_mkldnn else self.weight
+            packed = torch._C._nn.mkldnn_reorder_conv2d_weight(
+                plain.contiguous().to_mkldnn(), self.padding, [1, 1], self.dil2d, 1,
+                [1, plain.shape[1], 1, width])
+            raw = _mkldnn_bytes(packed)
+            packed = next((p for p in self._packed.values() if _mkldnn_bytes(p) == raw),
+                          packed)
+            self._packed[width] = packed
+            self.weight = packed
+        return packed
+
+    @property
+    def packed_bytes(self) -> int:
+        """Bytes of the distinct packed weights (the plain weight not counted)."""
+        return sum(torch.ops.mkldnn._nbytes(p)
+                   for p in {id(p): p for p in self._packed.values()}.values())
+
     def _conv(self, x: torch.Tensor, post_slope: float | None) -> torch.Tensor:
-        args = (self.weight, self.bias, self.padding, [1, 1], self.dil2d, 1)
+        args = (self._weight(x.shape[-1]), self.bias, self.padding, [1, 1], self.dil2d, 1)
         if self.fused:
             attr, scalars = ("none", []) if post_slope is None else ("leaky_relu", [post_slope])
             return torch.ops.mkldnn._convolution_pointwise(x, *args, attr, scalars, "")
@@ -314,7 +346,7 @@ class DirectConv(_Tiled):
         dest = tm[start:start + length] if inside else _padded_input(
             _channels_last(tm[start:]), 0, length, None)
         torch.ops.mkldnn._convolution_pointwise_.binary(
-            _channels_last(dest), xin, self.weight, self.bias, self.padding,
+            _channels_last(dest), xin, self._weight(xin.shape[-1]), self.bias, self.padding,
             [1, 1], self.dil2d, 1, "add", None, None, [], None)
         if not inside:
             tm[start:].copy_(dest[: t - start])
