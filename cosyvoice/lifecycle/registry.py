@@ -84,9 +84,12 @@ def _warm_acoustic(model) -> None:
 
 def default_specs(settings: Settings) -> list[ModelSpec]:
     """Every model, in load order. ``speaker_encoder`` is only needed for similarity."""
+    from cosyvoice.vocoder.loader import resolve_precision
+
+    precision = resolve_precision(settings.vocoder_precision)
     return [
         ModelSpec("vocoder", _vocoder_loader(settings),
-                  f"HiFi-GAN V1 universal (22.05 kHz; {settings.vocoder_precision} on CPU)",
+                  f"HiFi-GAN V1 universal (22.05 kHz; {precision} on CPU)",
                   _warm_vocoder),
         ModelSpec("acoustic_en", _piper_loader(settings), "English Piper VITS en_US-joe-medium",
                   _warm_acoustic),

@@ -30,9 +30,39 @@ logger = logging.getLogger(__name__)
 PRECISIONS: dict[str, tuple[int, ...]] = {"int8": (1, 2), "fp32": ()}
 
 
+# CPU flags of int8 dot-product instructions. Without them (AVX2 only) oneDNN's int8 convs
+# were slower than its fp32 ones: the fast path with stages 1-2 in int8 took 1.21 x the
+# fp32 time on 2 Zen 2 cores (1.60 vs 1.33 s for 5 s of speech, 2026-12-05), against
+# 0.63 x on 2 Sapphire Rapids cores (bench/vocoder_int8.py).
+INT8_DOT_FLAGS = ("avx512_vnni", "avx_vnni", "amx_int8")
+
+
+def cpu_flags(cpuinfo: str | None = None) -> set[str]:
+    """The CPU's feature flags from ``/proc/cpuinfo`` (or the text given); empty if
+    unreadable (not Linux)."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            return set()
+    for line in cpuinfo.splitlines():
+        if line.startswith("flags"):
+            return set(line.partition(":")[2].split())
+    return set()
+
+
+def resolve_precision(precision: str, cpuinfo: str | None = None) -> str:
+    """``auto`` → ``int8`` where the CPU has int8 dot-product instructions (VNNI, AMX),
+    else ``fp32``; ``int8`` and ``fp32`` as given."""
+    check_precision(precision)
+    if precision != "auto":
+        return precision
+    return "int8" if cpu_flags(cpuinfo) & set(INT8_DOT_FLAGS) else "fp32"
+
+
 def check_precision(precision: str) -> None:
-    if precision not in PRECISIONS:
-        raise ValueError(f"unknown vocoder precision {precision!r}; use "
+    if precision != "auto" and precision not in PRECISIONS:
+        raise ValueError(f"unknown vocoder precision {precision!r}; use auto, "
                          + " or ".join(PRECISIONS))
 
 
@@ -46,8 +76,8 @@ class HifiGanVocoder:
     """Implements :class:`cosyvoice.vocoder.base.Vocoder` with our HiFi-GAN generator."""
 
     def __init__(self, generator: Generator, config: HifiGanConfig, device: str,
-                 precision: str = "int8") -> None:
-        check_precision(precision)
+                 precision: str = "auto") -> None:
+        precision = resolve_precision(precision)
         self.generator = generator
         self.config = config
         self.mel_config: MelConfig = config.mel
@@ -66,7 +96,7 @@ class HifiGanVocoder:
 
     @classmethod
     def load(cls, checkpoint: str | Path | None = None, config: str | Path | None = None,
-             device: str = "cpu", precision: str = "int8") -> HifiGanVocoder:
+             device: str = "cpu", precision: str = "auto") -> HifiGanVocoder:
         check_precision(precision)
         d_ckpt, d_cfg = default_paths() if checkpoint is None or config is None else (None, None)
         checkpoint = Path(checkpoint or d_ckpt)

@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from cosyvoice.audio.io import read_audio, resample, to_mono
 from cosyvoice.audio.mel import MelAnalyzer
 from cosyvoice.vocoder.fast_cpu import CL, CpuGenerator, Int8Conv, int8_ops_available
-from cosyvoice.vocoder.loader import PRECISIONS, HifiGanVocoder
+from cosyvoice.vocoder.loader import PRECISIONS, HifiGanVocoder, resolve_precision
 
 pytestmark = pytest.mark.skipif(not int8_ops_available(),
                                 reason="this torch build has no oneDNN int8 conv")
@@ -149,7 +149,22 @@ def test_int8_generator_reconstructs_real_speech_as_well_as_fp32(fp32_vocoder, s
 
 def test_vocoder_precision_setting(fp32_vocoder):
     assert fp32_vocoder.precision == "fp32" and not fp32_vocoder._fast.int8_stages
-    int8 = HifiGanVocoder(fp32_vocoder.generator, fp32_vocoder.config, "cpu")
+    int8 = HifiGanVocoder(fp32_vocoder.generator, fp32_vocoder.config, "cpu", "int8")
     assert int8.precision == "int8" and int8._fast.int8_stages == (1, 2)
-    with pytest.raises(ValueError, match="int8 or fp32"):
+    auto = HifiGanVocoder(fp32_vocoder.generator, fp32_vocoder.config, "cpu")
+    assert auto.precision == resolve_precision("auto")
+    with pytest.raises(ValueError, match="auto, int8 or fp32"):
         HifiGanVocoder.load(precision="int4")
+
+
+@pytest.mark.parametrize("flags,expected", [
+    ("fpu sse2 avx2 fma", "fp32"),                           # Zen 2: int8 was 1.21 × fp32
+    ("fpu avx2 avx512f avx512_vnni amx_int8", "int8"),       # Sapphire Rapids: 0.63 ×
+    ("fpu avx2 avx_vnni", "int8"),
+    (None, "fp32"),                                          # no flags line
+])
+def test_auto_precision_takes_int8_only_with_int8_dot_instructions(flags, expected):
+    cpuinfo = "processor\t: 0\n" + ("" if flags is None else f"flags\t\t: {flags}\n")
+    assert resolve_precision("auto", cpuinfo) == expected
+    assert resolve_precision("fp32", cpuinfo) == "fp32"
+    assert resolve_precision("int8", cpuinfo) == "int8"
