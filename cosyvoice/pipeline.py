@@ -41,6 +41,20 @@ from cosyvoice.voice.style import Style, load_emotion_rules, merge_controls
 
 logger = logging.getLogger(__name__)
 
+PROMPT_CACHE_SIZE = 8
+
+
+def _file_digest(path: Path, max_bytes: int) -> str | None:
+    """sha256 of the file's bytes; None where it cannot be read or is over ``max_bytes``
+    (validation then says why)."""
+    try:
+        if path.stat().st_size > max_bytes:
+            return None
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
 MODES = ("preset", "clone", "cross_lingual", "instruct")
 PROMPT_MODES = ("clone", "cross_lingual")  # a prompt recording is required
 MODE_HELP = ("preset (a bundled or saved voice), clone (3-second cloning from a prompt), "
@@ -165,6 +179,10 @@ class Synthesizer:
         self.tracker = tracker or RequestTracker()  # in-flight count, drain refusal, stats
         self.limits = PromptLimits.from_settings(settings)
         self._profiles = LruCache(settings.profile_cache_size)
+        # file bytes' sha256 → (validated PromptAudio, profile): a repeated prompt skips
+        # decoding, VAD and trimming (0.054 s of a 1.96 s clone request on 2 Zen 2 cores).
+        # Few entries: each holds up to 30 s of audio (2.6 MB).
+        self._validated = LruCache(PROMPT_CACHE_SIZE)
         self._source_profiles: dict[str, object] = {}  # acoustic model name → profile
         self.voices = VoiceStore.for_settings(settings, reserved=tuple(PRESET_VOICES))
         self.emotion_rules = load_emotion_rules(settings.emotion_rules)
@@ -286,6 +304,10 @@ class Synthesizer:
     def _prompt_profile(self, path: Path) -> tuple[PromptAudio, object]:
         from cosyvoice.voice.profile import VoiceProfile
 
+        file_key = _file_digest(path, self.limits.max_upload_bytes)
+        hit = self._validated.get(file_key) if file_key else None
+        if hit is not None:
+            return hit
         prompt = validate_prompt(path, self.limits, self.manager.get("vad"),
                                  target_sr=self.sample_rate)
         key = hashlib.sha256(prompt.wav.tobytes()).hexdigest()
@@ -293,6 +315,8 @@ class Synthesizer:
         if profile is None:
             profile = VoiceProfile.from_audio(prompt.wav, prompt.sr)
             self._profiles.put(key, profile)
+        if file_key:
+            self._validated.put(file_key, (prompt, profile))
         return prompt, profile
 
     # ---- synthesis --------------------------------------------------------------------

@@ -95,3 +95,33 @@ def test_a_malformed_tag_is_refused_before_any_audio(synth):
         synth.synthesize(SynthesisRequest(text="I said <strong>yes."))
     with pytest.raises(TextError, match="pauses go from"):
         synth.synthesize(SynthesisRequest(text="Wait [pause:9s] now."))
+
+
+def test_a_repeated_prompt_file_is_validated_once_and_a_changed_one_again(
+        synth, real_female_prompt, tmp_path, monkeypatch):
+    import cosyvoice.pipeline as pipeline
+    from cosyvoice.errors import PromptError
+
+    calls = []
+    real_validate = pipeline.validate_prompt
+
+    def counting(*args, **kwargs):
+        calls.append(args[0])
+        return real_validate(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "validate_prompt", counting)
+    import soundfile as sf
+
+    audio, sr = sf.read(real_female_prompt, dtype="float32")
+    path = tmp_path / "prompt.wav"
+    sf.write(path, audio, sr)
+    a = synth.prompt_profile(path)
+    b = synth.prompt_profile(path)
+    assert len(calls) == 1 and a[0] is b[0] and a[1] is b[1]
+    sf.write(path, audio[sr // 2:], sr)  # the same file name, other samples: validated again
+    c = synth.prompt_profile(path)
+    assert len(calls) == 2 and c[0] is not a[0]
+    path.write_bytes(b"not audio at all" * 100)
+    with pytest.raises(PromptError):
+        synth.prompt_profile(path)
+    assert len(calls) == 3
