@@ -33,7 +33,7 @@ from cosyvoice.lifecycle.drain import RequestTracker
 from cosyvoice.lifecycle.manager import ModelManager
 from cosyvoice.lifecycle.oom import call_with_oom_retry
 from cosyvoice.settings import Settings
-from cosyvoice.speaker.cache import LruCache
+from cosyvoice.speaker.cache import LruCache, audio_key
 from cosyvoice.speaker.validation import PromptAudio, PromptLimits, validate_prompt
 from cosyvoice.voice.instruct import parse_instruction
 from cosyvoice.voice.store import VoiceStore
@@ -310,7 +310,7 @@ class Synthesizer:
             return hit
         prompt = validate_prompt(path, self.limits, self.manager.get("vad"),
                                  target_sr=self.sample_rate)
-        key = hashlib.sha256(prompt.wav.tobytes()).hexdigest()
+        key = audio_key(prompt.wav, prompt.sr)
         profile = self._profiles.get(key)
         if profile is None:
             profile = VoiceProfile.from_audio(prompt.wav, prompt.sr)
