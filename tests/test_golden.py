@@ -1,0 +1,52 @@
+"""Reorganizing the code must not change a sample: fixed seeded requests (English, Mandarin,
+mixed, clone, instruct with emotion and with dialect, inline tags) against the record in
+tests/fixtures/golden.json, made before the Engine refactor (see tests/golden.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.golden import CASES, GOLDEN_FILE, cpu_key, render_all
+
+
+def build_synthesize(tmp: Path):
+    """``fields -> float32 samples`` through the app's synthesizer, fp32 vocoder."""
+    from cosyvoice.lifecycle.manager import ModelManager
+    from cosyvoice.lifecycle.registry import default_specs
+    from cosyvoice.pipeline import SynthesisRequest, Synthesizer
+    from cosyvoice.settings import Settings
+
+    settings = Settings(outputs_dir=tmp / "outputs", cache_dir=tmp / "cache",
+                        log_dir=tmp / "logs", pidfile=tmp / "app.pid",
+                        voices_dir=tmp / "voices", vocoder_precision="fp32")
+    settings.ensure_dirs()
+    synth = Synthesizer(ModelManager("cpu", default_specs(settings)), settings)
+    return lambda fields: synth.synthesize(SynthesisRequest(**fields)).wav
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory) -> dict[str, dict]:
+    return render_all(build_synthesize(tmp_path_factory.mktemp("golden")))
+
+
+@pytest.mark.slow
+def test_every_case_keeps_its_length_and_envelope(rendered):
+    golden = json.loads(GOLDEN_FILE.read_text())
+    assert set(rendered) == set(CASES) == set(golden["samples"])
+    for name, fp in rendered.items():
+        assert fp["samples"] == golden["samples"][name], name
+        np.testing.assert_allclose(fp["envelope"], golden["envelope"][name], rtol=0.05,
+                                   atol=2e-3, err_msg=name)
+
+
+@pytest.mark.slow
+def test_samples_are_bit_identical_on_the_recording_cpu(rendered):
+    record = json.loads(GOLDEN_FILE.read_text())["sha256"].get(cpu_key())
+    if record is None:
+        pytest.skip(f"no exact record for CPU key {cpu_key()} (length and envelope are "
+                    "checked on every CPU)")
+    assert {k: v["sha256"] for k, v in rendered.items()} == record
