@@ -10,6 +10,7 @@ import logging.handlers
 import os
 import sys
 import threading
+import time
 
 from cosyvoice.settings import Settings, resolve_device
 
@@ -30,6 +31,19 @@ def setup_logging(settings: Settings) -> None:
     root.handlers[:] = [handler, console]
 
 
+def warm_engine(engine) -> None:
+    """The engine's one-time work (e.g. measuring its voices), before the app says ready,
+    so that no request pays for it; a failure is logged and left to the first request."""
+    t0 = time.perf_counter()
+    try:
+        engine.warm()
+    except Exception:  # a model that failed to load is reported by /health already
+        logger.exception("warming the %s engine failed", engine.capabilities.name)
+        return
+    logger.info("%s engine warmed in %.1f s", engine.capabilities.name,
+                time.perf_counter() - t0)
+
+
 def main(argv: list[str] | None = None) -> int:
     settings = Settings.from_args(argv)
     settings.ensure_dirs()
@@ -39,11 +53,9 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
+    from cosyvoice.bootstrap import build
     from cosyvoice.lifecycle.drain import serve
-    from cosyvoice.lifecycle.manager import ModelManager
     from cosyvoice.lifecycle.pidfile import PidFile
-    from cosyvoice.lifecycle.registry import default_specs
-    from cosyvoice.pipeline import Synthesizer
     from cosyvoice.server.app import create_app
     from cosyvoice.server.health import AppState
 
@@ -63,14 +75,20 @@ def main(argv: list[str] | None = None) -> int:
         logger.error("another instance holds %s (pid %s); stop it first", settings.pidfile,
                      pidfile.read_pid())
         return 1
-    manager = ModelManager(device, default_specs(settings))
     state = AppState()
-    synth = Synthesizer(manager, settings, tracker=state.requests)
+    try:
+        services = build(settings, device, tracker=state.requests)
+    except ValueError as e:  # an unknown or broken engine
+        logger.error("%s", e)
+        pidfile.release()
+        return 2
+    manager, synth = services.manager, services.synth
     app = create_app(manager, synth, state)
 
-    def preload() -> None:  # required models in parallel, then ready, then optional ones
+    def preload() -> None:  # required models in parallel, warm-up, ready, optional ones
         if settings.preload:
             manager.load_many([m["name"] for m in manager.states() if m["required"]])
+            warm_engine(services.engine)
         state.loading_done.set()
         if settings.preload:
             manager.load_many([m["name"] for m in manager.states() if not m["required"]])

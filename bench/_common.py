@@ -41,15 +41,14 @@ def verdict(ok: bool) -> str:
 
 def make_synthesizer(device: str = "cpu"):
     """An in-process Synthesizer writing into a temporary outputs dir."""
-    from cosyvoice.lifecycle.manager import ModelManager
-    from cosyvoice.lifecycle.registry import default_specs
-    from cosyvoice.pipeline import Synthesizer
+    from cosyvoice.bootstrap import build
     from cosyvoice.settings import Settings
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-"))
     settings = Settings(outputs_dir=tmp / "outputs", cache_dir=tmp / "cache",
                         log_dir=tmp / "logs", pidfile=tmp / "app.pid")
     settings.ensure_dirs()
-    manager = ModelManager(device, default_specs(settings))
-    manager.load_all()
-    return Synthesizer(manager, settings)
+    services = build(settings, device)
+    services.manager.load_all()
+    services.engine.warm()
+    return services.synth

@@ -82,7 +82,7 @@ def load_models(device: str):
 
     vocoder = HifiGanVocoder.load(device=device)
     mel = MelAnalyzer(vocoder.mel_config, device=device)
-    return PiperEnglish.load(device=device), VoiceAdapter(vocoder, mel), \
+    return PiperEnglish.load(device=device), VoiceAdapter(vocoder.vocode, mel), \
         SpeakerEncoder.load(device=device)
 
 

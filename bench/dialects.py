@@ -10,10 +10,10 @@ target X of the neutral carrier "请读 X 这个字" (qing3 du2 X zhe4 ge4 zi4, 
 bench/zh_tones.py; the carrier stays Mandarin, only X is re-toned), through the full path
 (FastSpeech2 → mel bridge → HiFi-GAN, 22.05 kHz). Two renderings are measured:
 
-* **controls**: :func:`~cosyvoice.voice.dialects.dialect_controls` only (tone-phone
+* **controls**: :func:`~cosyvoice.prosody.dialects.dialect_controls` only (tone-phone
   substitution + per-phone pitch), what ``MandarinAcoustic.synthesize(controls=...)`` does;
 * **render**: the tone-phone substitution (no per-phone pitch) plus exact Chao contours
-  by PSOLA, what :func:`~cosyvoice.voice.dialects.render_dialect` does (the shipped path).
+  by PSOLA, what :func:`~cosyvoice.prosody.dialects.rendering_controls` does (the shipped path).
 
 Measurement (fixed before the first run): F0 by Praat (autocorrelation, 5 ms, 75–600 Hz)
 over X's span from the model's durations (its final plus the break after it: the model's
@@ -24,7 +24,7 @@ the first / last 20 %, M = minimum at index i, L = mean. Shape: *dipping* when i
 middle 70 % and M ≤ S − 0.5 and M ≤ E − 0.5; else *rising* when E − S ≥ 0.5; else *falling*
 when S − E ≥ 0.5 (*high falling* when S ≥ 3.5, else *low falling*); else *level* (*high*
 L ≥ 3.5, *low* L < 2.5, else *mid*). A syllable matches when its measured shape equals
-:func:`~cosyvoice.voice.dialects.chao_shape` of the dialect's value. A dialect passes when
+:func:`~cosyvoice.prosody.dialects.chao_shape` of the dialect's value. A dialect passes when
 every category matches in ≥ 80 % of its syllables (render path).
 
 Also per dialect, on one sentence, relative to neutral Mandarin: F0 median (Hz), F0 range
@@ -67,7 +67,7 @@ def measured_shape(letters: np.ndarray) -> str:
 
 
 def target_shape(wav, sr, render, scale) -> str:
-    from cosyvoice.voice.dialects import syllable_spans
+    from cosyvoice.prosody.dialects import syllable_spans
 
     t0, t1 = syllable_spans(render)[TARGET]
     times, f0 = f0_track(wav, sr)
@@ -96,7 +96,7 @@ class Renders:
 
     def plain(self, base: str, spoken: int):
         """The carrier with base+spoken as Mandarin (no pitch control): neutral, and the
-        input of the render path (render_dialect changes only the tone phone)."""
+        input of the render path (rendering_controls change only the tone phone)."""
         if (base, spoken) not in self._plain:
             self._plain[base, spoken] = self._render(base, spoken, spoken)
         return self._plain[base, spoken]
@@ -104,7 +104,7 @@ class Renders:
     def get(self, base: str, tone: int, dialect=None, controls: bool = True
             ) -> tuple[str | None, str]:
         """Measured shapes (controls path or None, render path) of ``tone`` of ``base``."""
-        from cosyvoice.voice.dialects import _phone_pitch, impose_contours, tone_map
+        from cosyvoice.prosody.dialects import _phone_pitch, impose_contours, tone_map
 
         if dialect is None:
             r, wav = self.plain(base, tone)
@@ -126,12 +126,22 @@ class Renders:
         return self._shapes[key]
 
 
-def calibrate(zh, vocoder):
-    from cosyvoice.pipeline import CALIBRATION_TEXTS
-    from cosyvoice.voice.dialects import ChaoScale
+def speak(zh, vocoder, text: str, controls=None) -> tuple[np.ndarray, int]:
+    """Normalized Chinese, sentence by sentence, through the backend and the vocoder."""
+    from cosyvoice.acoustic.base import to_audio
+    from cosyvoice.frontend.sentences import split_sentences
 
-    out = zh.synthesize(CALIBRATION_TEXTS["acoustic_zh"], vocoder=vocoder)
-    _, f0 = f0_track(out.wav, out.sample_rate)
+    wavs = [to_audio(zh.synthesize(s, controls=controls), vocoder.vocode)
+            for s in split_sentences(text, max_chars=80)]
+    return np.concatenate(wavs), zh.sample_rate
+
+
+def calibrate(zh, vocoder):
+    from cosyvoice.engine.offline.engine import CALIBRATION_PARTS
+    from cosyvoice.prosody.dialects import ChaoScale
+
+    wav, sr = speak(zh, vocoder, "".join(CALIBRATION_PARTS["acoustic_zh"]))
+    _, f0 = f0_track(wav, sr)
     lo, mid, hi = np.percentile(f0[f0 > 0], [5, 50, 95])
     print(f"calibration: Baker F0 over the calibration passage p5 {lo:.1f} Hz, median "
           f"{mid:.1f} Hz, p95 {hi:.1f} Hz ({12 * np.log2(hi / lo):.1f} st)")
@@ -140,14 +150,14 @@ def calibrate(zh, vocoder):
 
 def sentence_stats(zh, vocoder, key: str | None) -> tuple[float, float, float]:
     """(F0 median Hz, F0 p5–p95 range in semitones, syllables/s) of SENTENCE."""
-    from cosyvoice.voice.dialects import controls_for, get_dialect, render_dialect
+    from cosyvoice.prosody.dialects import controls_for, get_dialect, rendering_controls
 
     if key is None:
-        out, controls = zh.synthesize(SENTENCE, vocoder=vocoder), None
+        (wav, sr), controls = speak(zh, vocoder, SENTENCE), None
     else:
-        out, controls = render_dialect(zh, SENTENCE, key, vocoder=vocoder), \
+        (wav, sr), controls = speak(zh, vocoder, SENTENCE, rendering_controls(key)), \
             controls_for(get_dialect(key))
-    _, f0 = f0_track(out.wav, out.sample_rate)
+    _, f0 = f0_track(wav, sr)
     lo, med, hi = np.percentile(f0[f0 > 0], [5, 50, 95])
     r = zh.render(SENTENCE, controls=controls, mel_config=vocoder.mel_config)
     speech = sum(int(d) for p, d in zip(r.phones, r.durations, strict=True)
@@ -159,7 +169,7 @@ def sentence_stats(zh, vocoder, key: str | None) -> tuple[float, float, float]:
 def tone_table(renders, bases, dialect, n_controls: int) -> np.ndarray:
     """(2 paths, 4 categories) share of syllables matching the dialect's value; the
     controls path on the first ``n_controls`` bases only (it needs renders of its own)."""
-    from cosyvoice.voice.dialects import chao_shape
+    from cosyvoice.prosody.dialects import chao_shape
 
     share = np.zeros((2, 4))
     for cat in (1, 2, 3, 4):
@@ -186,10 +196,10 @@ def cantonese_coverage() -> None:
 
     from piper.phonemize_espeak import EspeakPhonemizer
 
-    from cosyvoice.pipeline import CALIBRATION_TEXTS
+    from cosyvoice.engine.offline.engine import CALIBRATION_PARTS
 
     syllables = []
-    for clause in EspeakPhonemizer().phonemize("yue", CALIBRATION_TEXTS["acoustic_zh"]):
+    for clause in EspeakPhonemizer().phonemize("yue", "".join(CALIBRATION_PARTS["acoustic_zh"])):
         for word in "".join(clause).replace("ˈ", "").replace("ɡ", "g").split():
             syllables += re.findall(r"[^0-9ɜ]+?[0-9ɜ](?:ng|ŋ|n|m|p|t|k)?", word)
     print(f"Cantonese reading of the calibration passage: {len(syllables)} syllables")
@@ -203,14 +213,14 @@ def cantonese_coverage() -> None:
 
 def main() -> int:
     from cosyvoice.acoustic.mandarin import MandarinAcoustic
-    from cosyvoice.vocoder.loader import HifiGanVocoder
-    from cosyvoice.voice.dialects import (
+    from cosyvoice.prosody.dialects import (
         BAKER_SCALE,
         DIALECTS,
         MANDARIN_TONES,
         chao_shape,
         supported_keys,
     )
+    from cosyvoice.vocoder.loader import HifiGanVocoder
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--bases", type=int, default=10)
@@ -226,7 +236,7 @@ def main() -> int:
         return 0
     t_start = time.perf_counter()
     vocoder = HifiGanVocoder.load()
-    zh = MandarinAcoustic.load(vocoder=vocoder)
+    zh = MandarinAcoustic.load(mel_config=vocoder.mel_config)
     scale = BAKER_SCALE if args.no_calibration else calibrate(zh, vocoder)
     print(f"Chao scale: letter 1 = {scale.low_hz:.1f} Hz, 5 = {scale.high_hz:.1f} Hz "
           f"(shipped BAKER_SCALE {BAKER_SCALE.low_hz} / {BAKER_SCALE.high_hz})")
@@ -239,7 +249,7 @@ def main() -> int:
     plain = [[renders.get(b, c)[1] == chao_shape(own[c]) for b in bases] for c in (1, 2, 3, 4)]
     nc = min(args.controls_bases, len(bases))
     print(f"\n{len(bases)} syllables per category in '请读 X 这个字'; share matching the "
-          f"tone value's shape: controls only (first {nc} bases) / shipped render_dialect "
+          f"tone value's shape: controls only (first {nc} bases) / shipped rendering_controls "
           f"(all {len(bases)})")
     print(f"{'dialect':<12}{'阴平':>16}{'阳平':>16}{'上声':>16}{'去声':>16}   pass")
     print(f"{'mandarin':<12}" + "".join(
@@ -255,7 +265,7 @@ def main() -> int:
             f"{d.tones[c]:>5} {share[0, c - 1]:4.0%}/{share[1, c - 1]:4.0%}"
             for c in (1, 2, 3, 4)) + f"   {verdict(ok)}")
 
-    print("\nsentence '" + SENTENCE + "' vs neutral Mandarin (render_dialect)")
+    print("\nsentence '" + SENTENCE + "' vs neutral Mandarin (rendering_controls)")
     base = sentence_stats(zh, vocoder, None)
     print(f"{'dialect':<12}{'F0 median':>12}{'ratio':>8}{'range st':>10}{'Δ st':>7}"
           f"{'syl/s':>8}{'ratio':>7}")

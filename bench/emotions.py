@@ -16,7 +16,7 @@ compared with the neutral rendering of the same sentences (same seed):
 - RMS level of the active frames, dB re neutral.
 
 The expected direction of each cell comes from the rule table the app applies
-(:mod:`cosyvoice.voice.style`, i.e. Murray & Arnott 1993 / Schröder 2001 / Banse & Scherer
+(:mod:`cosyvoice.prosody.style`, i.e. Murray & Arnott 1993 / Schröder 2001 / Banse & Scherer
 1996 as encoded there): +, − or · (no change asked: not scored). A scored cell PASSes when
 the measurement moves past a small dead zone (0.3 st, 3 % range, 2 % rate, 0.5 dB) in the
 expected direction. Last line: ``RESULT emotions_directions_ok=<n>/<total>``.
@@ -35,8 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import machine, make_synthesizer, real_prompt  # noqa: E402
 from cosyvoice.pipeline import SynthesisRequest  # noqa: E402
-from cosyvoice.voice.instruct import parse_instruction  # noqa: E402
-from cosyvoice.voice.style import Style  # noqa: E402
+from cosyvoice.prosody.instruct import parse_instruction  # noqa: E402
+from cosyvoice.prosody.style import Style  # noqa: E402
 
 EN_TEXTS = ["The birch canoe slid on the smooth planks.",
             "Rice is often served in round bowls."]

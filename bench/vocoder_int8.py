@@ -81,7 +81,7 @@ def main() -> int:
     runs["int8"].warm_up(base.mel_config.n_mels)  # as HifiGanVocoder does at load
     cfg = base.mel_config
     analyzer = MelAnalyzer(cfg)
-    zh = MandarinAcoustic.load(vocoder=base)
+    zh = MandarinAcoustic.load(mel_config=base.mel_config)
 
     inputs: list[tuple[str, str, torch.Tensor]] = []  # (set, name, mel (1, n_mels, T))
     for p in build_prompts():

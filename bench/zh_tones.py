@@ -183,7 +183,7 @@ def main() -> int:
     from cosyvoice.vocoder.loader import HifiGanVocoder
 
     vocoder = HifiGanVocoder.load()
-    zh = MandarinAcoustic.load(vocoder=vocoder)
+    zh = MandarinAcoustic.load(mel_config=vocoder.mel_config)
     targets = [f"{base}{tone}" for base in BASES for tone in (1, 2, 3, 4)]
     tables = np.zeros((5, 4, 5), int)  # rule; expected tone 1-4; measured 1-4, unvoiced
 

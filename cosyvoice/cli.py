@@ -5,8 +5,9 @@
     python -m cosyvoice synthesize --file story.txt --prompt me.wav -o story.wav
     python -m cosyvoice voices list | add NAME PROMPT [--text T] | rm NAME | rename OLD NEW
 
-Models are built exactly as the app builds them (:func:`default_specs` into a
-:class:`ModelManager`, a :class:`Synthesizer` on top) and load on first use, so a preset
+Models are built exactly as the app builds them (:func:`cosyvoice.bootstrap.build`: the
+engine's models and the shared ones in one ModelManager, a Synthesizer on top; ``--engine``
+picks the engine, whose modes and voices the flags offer) and load on first use, so a preset
 English sentence loads only the English voice and the vocoder. Settings come from the
 ``COSYVOICE_*`` environment variables (see ``python app.py --help``); the few flags below
 override them. Exit codes: 0 done, 2 a usage or input error (the message says what to
@@ -32,9 +33,6 @@ from cosyvoice.settings import Settings
 logger = logging.getLogger(__name__)
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
-# Mirrors cosyvoice.pipeline.MODES without importing the pipeline (and numpy, torch...)
-# for --help; the Synthesizer refuses a mode this build does not have with a clear message.
-MODES = ("preset", "clone", "cross_lingual", "instruct")
 FORMATS = ("wav", "flac", "mp3", "opus", "pcm16")  # cosyvoice.audio.encode.FORMATS
 SUFFIX_FORMATS = {".wav": "wav", ".flac": "flac", ".mp3": "mp3", ".opus": "opus",
                   ".ogg": "opus", ".pcm": "pcm16", ".raw": "pcm16"}
@@ -45,10 +43,30 @@ class UsageError(Exception):
 
 
 # ---- parser ----------------------------------------------------------------------------
-def build_parser() -> argparse.ArgumentParser:
+def engine_capabilities(argv: Sequence[str] | None):
+    """The capabilities of the engine this command line names (``--engine``, else
+    ``COSYVOICE_ENGINE``, else offline): cheap, no model loads. UsageError if unknown."""
+    from cosyvoice.engine.registry import engine_factory
+
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--engine")
+    known, _ = pre.parse_known_args(argv)
+    settings = Settings.from_env()
+    if known.engine:
+        settings = dataclasses.replace(settings, engine=known.engine)
+    try:
+        return engine_factory(settings).capabilities
+    except ValueError as e:
+        raise UsageError(str(e)) from e
+
+
+def build_parser(caps) -> argparse.ArgumentParser:
+    """The parser; ``--mode`` and ``--voice`` offer what the engine ``caps`` has."""
     # SUPPRESS: accepted before or after a sub-command without the inner parser's default
     # overwriting the outer value (argparse sub-parsers set their defaults last).
     common = argparse.ArgumentParser(add_help=False, argument_default=argparse.SUPPRESS)
+    common.add_argument("--engine", help="the synthesis engine [env COSYVOICE_ENGINE, "
+                        "offline]")
     common.add_argument("--device", help="auto | cpu | cuda | cuda:N [env COSYVOICE_DEVICE]")
     common.add_argument("--voices-dir", type=Path,
                         help="saved voices folder [env COSYVOICE_VOICES_DIR, models/voices]")
@@ -59,12 +77,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="CosyVoice WebUI from the command line: synthesize speech and manage "
                     "saved voices in this process (no server needed).")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    _add_synthesize(sub, common)
+    _add_synthesize(sub, common, caps)
     _add_voices(sub, common)
     return parser
 
 
-def _add_synthesize(sub: Any, common: argparse.ArgumentParser) -> None:
+def _add_synthesize(sub: Any, common: argparse.ArgumentParser, caps) -> None:
     p = sub.add_parser(
         "synthesize", parents=[common], help="speak text into an audio file",
         description="Speak text into an audio file. Text comes from --text, --file, or "
@@ -74,10 +92,13 @@ def _add_synthesize(sub: Any, common: argparse.ArgumentParser) -> None:
     src = p.add_mutually_exclusive_group()
     src.add_argument("--text", help="the text to speak")
     src.add_argument("--file", type=Path, help="read the text from this UTF-8 file ('-': stdin)")
-    p.add_argument("--mode", choices=MODES,
-                   help="default: instruct with --instruct, clone with --prompt, else preset")
-    p.add_argument("--voice", default="joe",
-                   help="a bundled (joe, baker) or saved voice name (default: joe)")
+    p.add_argument("--mode", choices=caps.modes,
+                   help=f"the {caps.name} engine's modes: {caps.mode_help()} (default: "
+                   "instruct with --instruct, clone with --prompt, else the first)")
+    saved = " or saved" if caps.saved_voices else ""
+    p.add_argument("--voice", default=None,
+                   help=f"a bundled ({', '.join(caps.voices)}){saved} voice name "
+                   f"(default: {caps.default_voice})")
     p.add_argument("--prompt", type=Path, help="prompt recording to clone (3–30 s of speech)")
     p.add_argument("--prompt-text", default="", help="what the prompt says (optional)")
     p.add_argument("--instruct", default="",
@@ -124,6 +145,8 @@ def settings_for(ns: argparse.Namespace) -> Settings:
     """``COSYVOICE_*`` settings with this command line's overrides."""
     settings = Settings.from_env()
     changes: dict[str, Any] = {}
+    if getattr(ns, "engine", None):
+        changes["engine"] = ns.engine
     if getattr(ns, "device", None):
         changes["device"] = ns.device
     if getattr(ns, "voices_dir", None):
@@ -134,28 +157,26 @@ def settings_for(ns: argparse.Namespace) -> Settings:
 
 
 def build_synthesizer(settings: Settings):
-    """The app's ModelManager (same model registry) and Synthesizer; models load lazily."""
+    """The app's Synthesizer (same bootstrap, same models); models load lazily."""
     import torch
 
-    from cosyvoice.lifecycle.manager import ModelManager
-    from cosyvoice.lifecycle.registry import default_specs
-    from cosyvoice.pipeline import Synthesizer
+    from cosyvoice.bootstrap import build
     from cosyvoice.settings import resolve_device
 
     try:
         device = resolve_device(settings.device)
+        services = build(settings, device)
     except ValueError as e:
         raise UsageError(str(e)) from e
     if settings.torch_threads > 0:
         torch.set_num_threads(settings.torch_threads)
-    return Synthesizer(ModelManager(device, default_specs(settings)), settings)
+    return services.synth
 
 
-def voice_store(settings: Settings):
-    from cosyvoice.pipeline import PRESET_VOICES
+def voice_store(settings: Settings, caps):
     from cosyvoice.voice.store import VoiceStore
 
-    return VoiceStore.for_settings(settings, reserved=tuple(PRESET_VOICES))
+    return VoiceStore.for_settings(settings, reserved=tuple(caps.voices))
 
 
 # ---- synthesize ------------------------------------------------------------------------
@@ -199,7 +220,8 @@ def check_paths(ns: argparse.Namespace) -> None:
 def make_request(ns: argparse.Namespace, text: str):
     from cosyvoice.pipeline import SynthesisRequest
 
-    mode = ns.mode or ("instruct" if ns.instruct else "clone" if ns.prompt else "preset")
+    mode = ns.mode or ("instruct" if ns.instruct else "clone" if ns.prompt else
+                       ns.caps.modes[0])
     values: dict[str, Any] = dict(
         text=text, mode=mode, voice=ns.voice, prompt_path=str(ns.prompt) if ns.prompt else None,
         prompt_text=ns.prompt_text, speed=ns.speed, seed=ns.seed, strength=ns.strength)
@@ -274,12 +296,10 @@ def write_output(output: str, data: bytes) -> str:
 def cmd_voices_list(ns: argparse.Namespace) -> int:
     import json
 
-    from cosyvoice.pipeline import PRESET_VOICES
-
-    store = voice_store(settings_for(ns))
+    store = voice_store(settings_for(ns), ns.caps)
     presets = [{"name": k, "kind": "preset", "description": d}
-               for k, (_, d) in PRESET_VOICES.items()]
-    saved = [v.summary() for v in store.list()]
+               for k, d in ns.caps.voices.items()]
+    saved = [v.summary() for v in store.list()] if ns.caps.saved_voices else []
     if ns.json:
         print(json.dumps({"voices": presets + saved, "voices_dir": str(store.root)},
                          ensure_ascii=False, indent=1))
@@ -311,14 +331,14 @@ def cmd_voices_add(ns: argparse.Namespace) -> int:
 
 
 def cmd_voices_rm(ns: argparse.Namespace) -> int:
-    store = voice_store(settings_for(ns))
+    store = voice_store(settings_for(ns), ns.caps)
     _refuse_builtin(store, ns.name, "deleted")
     print(f"deleted voice {store.delete(ns.name)!r}")
     return EXIT_OK
 
 
 def cmd_voices_rename(ns: argparse.Namespace) -> int:
-    store = voice_store(settings_for(ns))
+    store = voice_store(settings_for(ns), ns.caps)
     _refuse_builtin(store, ns.old, "renamed")
     voice = store.rename(ns.old, ns.new)
     print(f"renamed voice {ns.old!r} to {voice.name!r}")
@@ -332,8 +352,12 @@ def _refuse_builtin(store: Any, name: str, what: str) -> None:
 
 # ---- entry point -----------------------------------------------------------------------
 def main(argv: Sequence[str] | None = None) -> int:
-    ns = build_parser().parse_args(argv)  # exits 2 with argparse's message on bad usage
-    ns.verbose = getattr(ns, "verbose", False)
+    try:
+        caps = engine_capabilities(argv)
+    except UsageError as e:
+        return _fail(str(e), EXIT_USAGE)
+    ns = build_parser(caps).parse_args(argv)  # exits 2 with argparse's message on bad usage
+    ns.verbose, ns.caps = getattr(ns, "verbose", False), caps
     logging.basicConfig(level=logging.INFO if ns.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     from cosyvoice.errors import CosyVoiceError

@@ -29,6 +29,10 @@ class Settings:
     port: int = field(default=7860, metadata=_help("port to listen on"))
     device: str = field(default="auto", metadata=_help("auto | cpu | cuda | cuda:N"))
     root_path: str = field(default="", metadata=_help("URL prefix behind a reverse proxy"))
+    engine: str = field(default="offline", metadata=_help(
+        "the synthesis engine every surface serves (offline = the embedded default)"))
+    engine_plugins: str = field(default="", metadata=_help(
+        "extra engines, comma-separated NAME=module:factory (see docs/architecture.md)"))
 
     models_dir: Path = field(default=ROOT / "models", metadata=_help("converted and user weights"))
     outputs_dir: Path = field(default=ROOT / "outputs", metadata=_help("generated audio"))
@@ -47,12 +51,12 @@ class Settings:
     profile_cache_size: int = field(default=64, metadata=_help("voice profiles kept (LRU)"))
     max_saved_voices: int = field(default=100, metadata=_help("most saved voices kept"))
     emotion_rules: str = field(default="", metadata=_help(
-        "JSON file of emotion → prosody rules overriding the built-in table (cosyvoice/voice/"
-        "style.py); empty = built-in"))
+        "JSON file of emotion → prosody rules overriding the built-in table (cosyvoice/"
+        "prosody/style.py); empty = built-in"))
     vocoder_precision: str = field(default="auto", metadata=_help(
         "CPU HiFi-GAN arithmetic: auto (int8 where the CPU has VNNI/AMX int8 instructions, "
         "else fp32) | int8 (resblocks of upsampling stages 2–3 in int8: 0.63 × the time "
-        "with VNNI, 1.2 × without; DNSMOS unchanged, see the README) | fp32 (exact); CUDA "
+        "with VNNI, 1.2 × without; DNSMOS unchanged, see docs/vocoder-cpu.md) | fp32 (exact); CUDA "
         "always runs fp32"))
     torch_threads: int = field(default=0, metadata=_help("torch intra-op threads (0 = all cores)"))
     malloc_arenas: int = field(default=2, metadata=_help(

@@ -15,16 +15,15 @@ from tests.golden import CASES, GOLDEN_FILE, cpu_key, render_all
 
 def build_synthesize(tmp: Path):
     """``fields -> float32 samples`` through the app's synthesizer, fp32 vocoder."""
-    from cosyvoice.lifecycle.manager import ModelManager
-    from cosyvoice.lifecycle.registry import default_specs
-    from cosyvoice.pipeline import SynthesisRequest, Synthesizer
+    from cosyvoice.bootstrap import build
+    from cosyvoice.pipeline import SynthesisRequest
     from cosyvoice.settings import Settings
 
     settings = Settings(outputs_dir=tmp / "outputs", cache_dir=tmp / "cache",
                         log_dir=tmp / "logs", pidfile=tmp / "app.pid",
                         voices_dir=tmp / "voices", vocoder_precision="fp32")
     settings.ensure_dirs()
-    synth = Synthesizer(ModelManager("cpu", default_specs(settings)), settings)
+    synth = build(settings, "cpu").synth
     return lambda fields: synth.synthesize(SynthesisRequest(**fields)).wav
 
 

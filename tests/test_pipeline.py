@@ -7,8 +7,7 @@ import pytest
 
 from bench.emotions import f0_semitones
 from bench.zh_quality import longest_inner_silence
-from cosyvoice.lifecycle.manager import ModelManager
-from cosyvoice.lifecycle.registry import default_specs
+from cosyvoice.bootstrap import build
 from cosyvoice.pipeline import SynthesisRequest, Synthesizer
 from cosyvoice.settings import Settings
 
@@ -21,17 +20,16 @@ def synth(tmp_path_factory) -> Synthesizer:
     settings = Settings(outputs_dir=tmp / "outputs", cache_dir=tmp / "cache",
                         log_dir=tmp / "logs", pidfile=tmp / "app.pid")
     settings.ensure_dirs()
-    manager = ModelManager("cpu", default_specs(settings))
-    return Synthesizer(manager, settings)
+    return build(settings, "cpu").synth
 
 
 def test_clone_measures_the_source_voice_once_and_is_reproducible(synth, real_female_prompt):
     req = SynthesisRequest(text=TEXT, mode="clone", prompt_path=str(real_female_prompt),
                            seed=7)
     a = synth.synthesize(req)
-    source = synth._source_profiles["acoustic_en"]
+    source = synth.engine._source_profiles["acoustic_en"]
     b = synth.synthesize(req)
-    assert synth._source_profiles["acoustic_en"] is source  # measured once, reused
+    assert synth.engine._source_profiles["acoustic_en"] is source  # measured once, reused
     assert 70 < source.f0_median_hz < 160  # Piper's joe: a low male voice (~90 Hz)
     assert a.sentences == 2
     assert 1.5 < a.duration_s < 6.0  # 10 words

@@ -1,7 +1,9 @@
-"""Mandarin backend: Chinese frontend → FastSpeech2 (Baker) → mel bridge → HiFi-GAN.
+"""Mandarin backend: normalized Chinese → G2P → FastSpeech2 (Baker) → mel bridge → a mel
+in the vocoder's space (the offline engine owns the vocoder and turns it into audio).
 
-    zh = MandarinAcoustic.load(vocoder=HifiGanVocoder.load())
-    out = zh.synthesize("今天天气很好。")            # AcousticOutput at the vocoder's rate
+    zh = MandarinAcoustic.load(mel_config=vocoder.mel_config)
+    out = zh.synthesize("今天天气很好。")            # AcousticOutput with a mel, no audio
+    wav = to_audio(out, vocoder.vocode)            # (the engine does this)
     r = zh.render("妈妈骂马。", controls=ProsodyControls(f0=lambda ctx: ctx.f0 + 0.5))
     r.durations, r.syllables                        # per-phone frames, tone spans
 
@@ -9,11 +11,11 @@ Per-phoneme controls (:class:`ProsodyControls`) replace or reshape the model's p
 durations (frames of 12.5 ms), F0 and energy (z-scored corpus units, as the decoder takes
 them): each is ``None`` (the prediction), an array ``(N,)`` or a callable that receives a
 :class:`ProsodyContext` (phones, syllables with tones, the predictions) and returns an
-array ``(N,)``. Emotion and dialect tone contours plug in here.
+array ``(N,)``. Emotion and dialect tone contours plug in here: a dialect also swaps the
+G2P's tones (``phones``) and reshapes the vocoded audio (``after``).
 
-The model is deterministic, so ``seed`` changes nothing (accepted for the interface). The
-vocoder is the app's HiFi-GAN, passed per call (the pipeline hands the manager's) or bound
-at load; the output sample rate is the vocoder's.
+The model is deterministic, so ``seed`` changes nothing (accepted for the interface). Its
+input is one sentence the frontend has normalized and cut to at most MAX_CHUNK_CHARS.
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ import torch
 from cosyvoice.acoustic.base import AcousticOutput
 from cosyvoice.acoustic.fastspeech2 import FastSpeech2Mandarin, predicted_durations
 from cosyvoice.acoustic.zh_mel_bridge import MelBridge, ModelMelSpace
-from cosyvoice.errors import ModelError, TextError
-from cosyvoice.frontend.sentences import split_sentences
+from cosyvoice.audio.mel import MelConfig
+from cosyvoice.errors import TextError
 from cosyvoice.frontend.zh_g2p import Syllable, ZhPhones, zh_to_phones
 
 logger = logging.getLogger(__name__)
@@ -71,6 +73,10 @@ class ProsodyControls:
     # 阳平 syllable is spoken with a tone-4 final). Syllables keep their Mandarin ``tone``,
     # so the other controls still see the tone category; tone 5 is never substituted.
     tone_map: dict[int, int] | None = None
+    # Hooks (dialects): rewrite the G2P result before the model runs, and reshape the
+    # vocoded audio ``(T,)`` of one sentence given its render, after the vocoder.
+    phones: Callable[[ZhPhones], ZhPhones] | None = None
+    after: Callable[[np.ndarray, int, MandarinRender], np.ndarray] | None = None
 
     @property
     def needs_prediction(self) -> bool:
@@ -96,38 +102,32 @@ class MandarinRender:
 
 
 class MandarinAcoustic:
-    """The :class:`~cosyvoice.acoustic.base.AcousticModel` for Mandarin."""
+    """The :class:`~cosyvoice.acoustic.base.AcousticModel` for Mandarin: mels in the space
+    of ``mel_config`` (the vocoder's), which the offline engine vocodes."""
 
     name = "mandarin-fastspeech2-baker"
     language = "zh"
 
-    def __init__(self, model: FastSpeech2Mandarin, vocoder=None) -> None:
+    def __init__(self, model: FastSpeech2Mandarin, mel_config: MelConfig) -> None:
         self.model = model
         self.device = model.device
-        self.vocoder = vocoder
+        self.mel_config = mel_config
         self._space = ModelMelSpace.from_fastspeech2(model.config)
         self._bridges: dict[tuple, MelBridge] = {}
 
     @classmethod
-    def load(cls, path: str | Path | None = None, device: str = "cpu",
-             vocoder=None) -> MandarinAcoustic:
-        return cls(FastSpeech2Mandarin.load(path, device=device), vocoder)
+    def load(cls, path: str | Path | None = None, device: str = "cpu", *,
+             mel_config: MelConfig) -> MandarinAcoustic:
+        return cls(FastSpeech2Mandarin.load(path, device=device), mel_config)
 
     @property
     def sample_rate(self) -> int:
-        """The bound vocoder's rate (22.05 kHz for our HiFi-GAN)."""
-        return int(self._vocoder(None).sample_rate)
+        """The rate of the vocoder its mels are for (22.05 kHz for our HiFi-GAN)."""
+        return int(self.mel_config.sample_rate)
 
     @property
     def frame_seconds(self) -> float:
         return self.model.config.frame_seconds
-
-    def _vocoder(self, vocoder):
-        voc = vocoder if vocoder is not None else self.vocoder
-        if voc is None:
-            raise ModelError("the Mandarin voice has no vocoder: pass vocoder= (the app's "
-                             "HiFi-GAN) to load() or synthesize()")
-        return voc
 
     def bridge(self, mel_config) -> MelBridge:
         key = tuple(sorted(mel_config.to_dict().items()))
@@ -136,18 +136,15 @@ class MandarinAcoustic:
         return self._bridges[key]
 
     # ---- frontend ---------------------------------------------------------------------
-    def chunks(self, text: str) -> list[str]:
-        """Sentences of at most MAX_CHUNK_CHARS (cut at commas), each one G2P call."""
-        pieces = split_sentences(text, max_chars=MAX_CHUNK_CHARS)
-        if not pieces:
-            raise TextError("No Chinese characters to speak in this text.")
-        return pieces
-
     def g2p(self, sentence: str) -> ZhPhones:
-        return zh_to_phones(sentence, symbols=self.model.config.symbols)
+        """Phones of one normalized sentence (the frontend normalized it already)."""
+        if len(sentence) > MAX_CHUNK_CHARS:
+            raise TextError(f"a Mandarin sentence of {len(sentence)} characters is over the "
+                            f"model's {MAX_CHUNK_CHARS}; the frontend cuts longer ones")
+        return zh_to_phones(sentence, normalize=False, symbols=self.model.config.symbols)
 
     def phonemize(self, text: str) -> list[list[str]]:
-        return [self.g2p(s).phones for s in self.chunks(text)]
+        return [self.g2p(text).phones]
 
     # ---- acoustic model ---------------------------------------------------------------
     @torch.inference_mode()
@@ -162,9 +159,12 @@ class MandarinAcoustic:
 
     def render(self, sentence: str, speed: float = 1.0, controls: ProsodyControls | None = None,
                mel_config=None) -> MandarinRender:
-        """One sentence → model outputs and the mel for ``mel_config`` (default: the bound
-        vocoder's). No audio yet: :meth:`synthesize` vocodes."""
-        return self.render_phones(self.g2p(sentence), speed, controls, mel_config)
+        """One sentence → model outputs and the mel for ``mel_config`` (default: this
+        backend's). No audio: the engine vocodes."""
+        zh = self.g2p(sentence)
+        if controls is not None and controls.phones is not None:
+            zh = controls.phones(zh)
+        return self.render_phones(zh, speed, controls, mel_config)
 
     def render_phones(self, zh: ZhPhones, speed: float = 1.0,
                       controls: ProsodyControls | None = None, mel_config=None) -> MandarinRender:
@@ -180,24 +180,22 @@ class MandarinAcoustic:
         out = self.model.synthesize_ids(
             zh.ids, speed=speed, pitch_scale=controls.pitch_scale,
             pitch_shift=controls.pitch_shift, energy_scale=controls.energy_scale, **values)
-        cfg = mel_config if mel_config is not None else self._vocoder(None).mel_config
+        cfg = mel_config if mel_config is not None else self.mel_config
         model_mel = out.mel.numpy()
         return MandarinRender(zh.text, zh.phones, zh.syllables, out.durations.numpy(),
                               out.f0.numpy(), out.energy.numpy(), model_mel,
                               self.bridge(cfg)(model_mel), self.frame_seconds)
 
     def synthesize(self, text: str, speed: float = 1.0, seed: int | None = None,
-                   vocoder=None, controls: ProsodyControls | None = None) -> AcousticOutput:
-        """Speak ``text`` (Chinese; long text is cut into chunks) at ``speed`` (0.5–2.0)."""
-        voc = self._vocoder(vocoder)
-        pieces, phones = [], []
-        for sentence in self.chunks(text):
-            r = self.render(sentence, speed, controls, voc.mel_config)
-            pieces.append(np.asarray(voc.vocode(r.mel), dtype=np.float32).reshape(-1))
-            phones.extend(r.phones)
-        wav = np.concatenate(pieces)
-        return AcousticOutput(wav=np.clip(wav, -1.0, 1.0), sample_rate=int(voc.sample_rate),
-                              phonemes=phones)
+                   controls: ProsodyControls | None = None) -> AcousticOutput:
+        """One normalized sentence at ``speed`` (0.5–2.0) → its mel; ``controls`` shape
+        the prosody (emotion scalars, dialect tones) and may reshape the audio after the
+        vocoder (``controls.after``)."""
+        r = self.render(text, speed, controls)
+        after = controls.after if controls is not None else None
+        finish = None if after is None else (lambda wav: after(wav, self.sample_rate, r))
+        return AcousticOutput(wav=None, sample_rate=self.sample_rate, phonemes=list(r.phones),
+                              mel=r.mel, finish=finish, pitch_applied=True)
 
     def warm(self) -> None:
         """Run the network once (first-call allocations) without needing a vocoder."""

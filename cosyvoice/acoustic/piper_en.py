@@ -75,8 +75,10 @@ class PiperEnglish:
     def phonemize(self, text: str) -> list[list[str]]:
         return self._voice.phonemize(text)
 
-    def synthesize(self, text: str, speed: float = 1.0, seed: int | None = None) -> AcousticOutput:
-        """Speak ``text`` (normalized English) at ``speed`` (0.5–2.0)."""
+    def synthesize(self, text: str, speed: float = 1.0, seed: int | None = None,
+                   controls: object = None) -> AcousticOutput:
+        """Speak ``text`` (normalized English) at ``speed`` (0.5–2.0). Piper has no
+        per-phone controls: ``controls`` is ignored (the style's pitch is applied after)."""
         from piper.config import SynthesisConfig
 
         cfg = SynthesisConfig(length_scale=1.0 / max(speed, 1e-3), normalize_audio=False)

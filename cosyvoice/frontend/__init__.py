@@ -1,6 +1,7 @@
 """Text frontend: cleaning, checks, sentence splitting, English normalization."""
 
-from cosyvoice.frontend.en_normalize import clean_text, normalize_en
+from cosyvoice.frontend.clean import clean_text
+from cosyvoice.frontend.en_normalize import normalize_en
 from cosyvoice.frontend.sentences import split_sentences
 from cosyvoice.frontend.text_checks import check_script, check_text, detect_script
 

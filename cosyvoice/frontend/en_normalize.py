@@ -15,256 +15,44 @@ some positions) and a few measured misreadings are rewritten.
 
 from __future__ import annotations
 
-import html
 import re
 import unicodedata
 from collections.abc import Callable
 
-Rule = tuple[re.Pattern[str], Callable[[re.Match[str]], str] | str]
-
-# ---------------------------------------------------------------------------------------
-# Number speller
-# ---------------------------------------------------------------------------------------
-
-_ONES = (
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen "
-    "fourteen fifteen sixteen seventeen eighteen nineteen"
-).split()
-_TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
-_SCALES = ("", "thousand", "million", "billion", "trillion", "quadrillion")
-_MAX_DIGITS = 3 * len(_SCALES)  # longer numbers are read digit by digit
-_ORDINAL_IRREGULAR = {
-    "one": "first", "two": "second", "three": "third", "five": "fifth",
-    "eight": "eighth", "nine": "ninth", "twelve": "twelfth",
-}
-
-
-def _below_1000(n: int) -> str:
-    """0 < n < 1000 → words ("one hundred twenty-three")."""
-    hundreds, rest = divmod(n, 100)
-    words = [f"{_ONES[hundreds]} hundred"] if hundreds else []
-    if rest >= 20:
-        tens, ones = divmod(rest, 10)
-        words.append(_TENS[tens] + (f"-{_ONES[ones]}" if ones else ""))
-    elif rest:
-        words.append(_ONES[rest])
-    return " ".join(words)
-
-
-def cardinal(n: int) -> str:
-    """Integer → words: -12 → "minus twelve"; beyond the quadrillions, digit by digit."""
-    if n < 0:
-        return "minus " + cardinal(-n)
-    if n == 0:
-        return "zero"
-    if n >= 1000 ** len(_SCALES):
-        return spell_digits(str(n))
-    groups = []
-    for scale in _SCALES:
-        n, group = divmod(n, 1000)
-        if group:
-            groups.append(f"{_below_1000(group)} {scale}".strip())
-        if not n:
-            break
-    return " ".join(reversed(groups))
-
-
-def ordinal(n: int) -> str:
-    """Integer → ordinal words: 22 → "twenty-second", 103 → "one hundred third"."""
-    words = cardinal(n)
-    head, sep, last = words.rpartition(" ")
-    stem_sep = "-" if "-" in last else ""
-    stem, _, last = last.rpartition("-")
-    if last in _ORDINAL_IRREGULAR:
-        last = _ORDINAL_IRREGULAR[last]
-    elif last.endswith("y"):
-        last = last[:-1] + "ieth"
-    else:
-        last += "th"
-    return f"{head}{sep}{stem}{stem_sep}{last}"
-
-
-def year(n: int) -> str:
-    """Year reading: 1999 → "nineteen ninety-nine", 2005 → "two thousand five",
-    2026 → "twenty twenty-six", 1900 → "nineteen hundred", 1905 → "nineteen oh five"."""
-    if not 1000 <= n <= 9999 or n % 1000 == 0 or 2000 <= n <= 2009:
-        return cardinal(n)
-    hi, lo = divmod(n, 100)
-    if lo == 0:
-        return f"{cardinal(hi)} hundred"
-    return f"{cardinal(hi)} {'oh ' if lo < 10 else ''}{cardinal(lo)}"
-
-
-def spell_digits(digits: str) -> str:
-    """"007" → "zero zero seven" (non-digits are dropped)."""
-    return " ".join(_ONES[int(d)] for d in digits if d.isdigit())
-
-
-def number(token: str) -> str:
-    """A numeric token ("1,234", "3.14", ".5", "007", "-2") → words."""
-    sign, token = ("minus ", token[1:]) if token.startswith("-") else ("", token)
-    whole, _, frac = token.replace(",", "").partition(".")
-    if len(whole) > _MAX_DIGITS or (len(whole) > 1 and whole.startswith("0")):
-        words = spell_digits(whole)
-    else:
-        words = cardinal(int(whole)) if whole else ""
-    if frac:
-        words = f"{words} point {spell_digits(frac)}".strip()
-    return sign + words
-
-
-def _plural(word: str) -> str:
-    """Pluralize the last word of a number phrase: "ninety" → "nineties"."""
-    return word[:-1] + "ies" if word.endswith("y") else word + "s"
-
-
-def fraction(num: int, den: int) -> str:
-    """3/4 → "three quarters", 1/2 → "one half", 5/8 → "five eighths"."""
-    if den == 2:
-        name = "half" if num == 1 else "halves"
-    elif den == 4:
-        name = "quarter" if num == 1 else "quarters"
-    else:
-        name = ordinal(den) if num == 1 else _plural(ordinal(den))
-    return f"{cardinal(num)} {name}"
-
-
-# ---------------------------------------------------------------------------------------
-# Shared patterns and tables
-# ---------------------------------------------------------------------------------------
-
-# A number token: "1,234,567.89" (strict thousands groups) or "1234.5"; not inside a word.
-NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
-_B = r"(?<![\w.,])"  # left edge of a number: not glued to a word, decimal or group
-_YEARISH = r"1[1-9]\d\d|20\d\d"  # 1100-2099: read as a year when the context says so
-
-_MONTHS = (
-    "January February March April May June July August September October November December"
-).split()
-_MONTH_BY_ABBR = {m[:3].lower(): m for m in _MONTHS}
-_MONTH_RE = (
-    r"(?:January|February|March|April|May|June|July|August|September|October|November"
-    r"|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)"
+from cosyvoice.frontend.clean import Rule, apply_rules, rule
+from cosyvoice.frontend.en_numbers import (
+    _MAX_DIGITS,
+    _ONES,
+    _plural,
+    cardinal,
+    fraction,
+    number,
+    ordinal,
+    spell_digits,
+    year,
 )
-
-# symbol or code → (singular, plural, subunit singular, subunit plural)
-_CURRENCIES = {
-    "$": ("dollar", "dollars", "cent", "cents"),
-    "€": ("euro", "euros", "cent", "cents"),
-    "£": ("pound", "pounds", "penny", "pence"),
-    "¥": ("yen", "yen", "", ""),
-}
-_CURRENCY_CODES = {"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥"}
-_MONEY_SCALES = {
-    "thousand": "thousand", "k": "thousand", "million": "million", "m": "million",
-    "mn": "million", "billion": "billion", "bn": "billion", "b": "billion",
-    "trillion": "trillion", "tn": "trillion",
-}
-
-# unit as written → (singular, plural). Case-sensitive; ambiguous ones ("in", "s", "A",
-# "K") are left out on purpose.
-_UNITS = {
-    "km": ("kilometer", "kilometers"), "m": ("meter", "meters"),
-    "cm": ("centimeter", "centimeters"), "mm": ("millimeter", "millimeters"),
-    "km²": ("square kilometer", "square kilometers"), "m²": ("square meter", "square meters"),
-    "m³": ("cubic meter", "cubic meters"),
-    "mi": ("mile", "miles"), "ft": ("foot", "feet"), "yd": ("yard", "yards"),
-    "kg": ("kilogram", "kilograms"), "g": ("gram", "grams"), "mg": ("milligram", "milligrams"),
-    "lb": ("pound", "pounds"), "lbs": ("pound", "pounds"), "oz": ("ounce", "ounces"),
-    "L": ("liter", "liters"), "ml": ("milliliter", "milliliters"),
-    "mL": ("milliliter", "milliliters"), "gal": ("gallon", "gallons"),
-    "km/h": ("kilometer per hour", "kilometers per hour"),
-    "kph": ("kilometer per hour", "kilometers per hour"),
-    "mph": ("mile per hour", "miles per hour"), "m/s": ("meter per second", "meters per second"),
-    "°C": ("degree Celsius", "degrees Celsius"), "°F": ("degree Fahrenheit", "degrees Fahrenheit"),
-    "°": ("degree", "degrees"),
-    "ms": ("millisecond", "milliseconds"), "sec": ("second", "seconds"),
-    "min": ("minute", "minutes"), "h": ("hour", "hours"), "hr": ("hour", "hours"),
-    "hrs": ("hour", "hours"),
-    "Hz": ("hertz", "hertz"), "kHz": ("kilohertz", "kilohertz"),
-    "MHz": ("megahertz", "megahertz"), "GHz": ("gigahertz", "gigahertz"),
-    "KB": ("kilobyte", "kilobytes"), "kB": ("kilobyte", "kilobytes"),
-    "MB": ("megabyte", "megabytes"), "GB": ("gigabyte", "gigabytes"),
-    "TB": ("terabyte", "terabytes"), "PB": ("petabyte", "petabytes"),
-    "Mbps": ("megabit per second", "megabits per second"),
-    "Gbps": ("gigabit per second", "gigabits per second"),
-    "W": ("watt", "watts"), "kW": ("kilowatt", "kilowatts"),
-    "kWh": ("kilowatt hour", "kilowatt hours"), "V": ("volt", "volts"),
-    "mAh": ("milliamp hour", "milliamp hours"), "dB": ("decibel", "decibels"),
-    "fps": ("frame per second", "frames per second"), "px": ("pixel", "pixels"),
-}
-_UNIT_RE = "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True))
-
-_ROMAN = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100, "D": 500, "M": 1000}
-_ROMAN_RE = (  # a valid numeral up to 3999; single letters only I, V, X ("Part C" is a letter)
-    r"(?=[IVXLCDM]{2,}\b|[IVX]\b)M{0,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3})"
+from cosyvoice.frontend.en_tables import (
+    _B,
+    _COUNTED_CONTEXT,
+    _CURRENCIES,
+    _CURRENCY_CODES,
+    _MONEY_SCALES,
+    _MONTH_BY_ABBR,
+    _MONTH_RE,
+    _MONTHS,
+    _REGNAL_NAMES,
+    _ROMAN,
+    _ROMAN_RE,
+    _SENTENCE_STARTERS,
+    _SPELL_OUT,
+    _TITLES,
+    _UNIT_RE,
+    _UNITS,
+    _WORD_ACRONYMS,
+    _YEAR_CONTEXT,
+    _YEARISH,
+    NUM,
 )
-_COUNTED_CONTEXT = (
-    r"World War|Chapter|Part|Volume|Vol\.|Book|Act|Scene|Section|Phase|Article|Episode"
-    r"|Season|Round|Level|Stage|Super Bowl|Apollo|Psalm|Title"
-)
-_TITLES = r"King|Queen|Pope|Emperor|Empress|Tsar|Czar|Kaiser|Sultan|Prince|Princess|Duke"
-_REGNAL_NAMES = (
-    r"Henry|Edward|George|Louis|Elizabeth|Charles|James|William|Richard|John|Mary|Philip"
-    r"|Frederick|Peter|Ivan|Alexander|Nicholas|Leo|Pius|Benedict|Gregory|Innocent|Paul"
-    r"|Clement|Urban|Boniface|Ramesses|Ramses|Napoleon|Catherine|Constantine|Otto"
-    r"|Alfonso|Ferdinand|Carlos|Felipe|Gustav|Harald|Olav|Haakon|Christian|Wilhelm|Ludwig"
-)
-
-# Words after which a 4-digit number is a year (see _year_rules).
-_YEAR_CONTEXT = (
-    r"in|since|by|until|till|from|of|year|circa|ca\.|c\.|before|after|during|around"
-    r"|early|late|mid|spring|summer|autumn|fall|winter|class of|Q[1-4]|FY|" + _MONTH_RE
-)
-
-# Acronyms espeak reads as words where they should be letters (measured: "I use AWS"
-# gave ɔːz), and acronyms that are words, whose plurals must not be spelled out.
-_SPELL_OUT = {"AWS"}
-# Capitalized words that usually start a sentence: "Plan B. Then ..." keeps its period,
-# while "George W. Bush" loses it (espeak would end the clause at "W.").
-_SENTENCE_STARTERS = (
-    r"(?:The|Then|This|That|These|Those|There|It|Its|We|He|She|They|You|I|A|An|And|But|So"
-    r"|If|In|On|At|As|My|Our|His|Her|Their|What|When|Why|How|Who|Now|Yes|No)"
-)
-_WORD_ACRONYMS = {
-    "NASA", "NATO", "RAM", "ROM", "LAN", "WAN", "SIM", "PIN", "GIF", "JPEG", "LASER",
-    "RADAR", "SCUBA", "UNESCO", "UNICEF", "OPEC", "FIFA",
-}
-
-
-# ---------------------------------------------------------------------------------------
-# Cleaning (language-agnostic; also used by text_checks)
-# ---------------------------------------------------------------------------------------
-
-_TAG = re.compile(r"<!--.*?-->|</?[A-Za-z][\w:.-]*(?:\s[^<>]*)?/?>", re.S)
-_PHONEME_BLOCK = re.compile(r"\[\[|\]\]")  # piper reads [[ ... ]] as raw phonemes
-_INVISIBLE = {"Cc", "Cf", "Co", "Cs", "Cn"}
-# CJK ideographs and CJK punctuation (full-width ，！？；：（）), not full-width Latin.
-_CJK = (
-    "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-    "\uff01\uff08\uff09\uff0c\uff1a\uff1b\uff1f"
-)
-
-
-def clean_text(text: str) -> str:
-    """Strip markup and invisible characters; keep the words.
-
-    Removes HTML/SSML-like tags (their inner text stays), HTML entities (``&amp;`` → &),
-    control, format (zero-width, bidi, BOM, soft hyphen), private-use and unassigned
-    characters, and piper's ``[[ ]]`` raw-phoneme brackets, then collapses whitespace
-    (line breaks are kept, one per run, since they end sentences; spaces between CJK
-    characters are dropped). Language-agnostic: nothing English-specific happens here.
-    """
-    text = _TAG.sub(" ", html.unescape(text))
-    text = _PHONEME_BLOCK.sub(" ", text)
-    text = "".join(
-        ch for ch in text if ch in "\t\n\r" or unicodedata.category(ch) not in _INVISIBLE
-    )
-    text = re.sub(r"[^\S\n]+", " ", text)  # spaces, tabs, NBSP ... → one space
-    text = re.sub(r"\s*\n\s*", "\n", text).strip()  # newlines kept: they end sentences
-    text = re.sub(rf"(?<=[{_CJK}]) (?=[{_CJK}])", "", text)  # "世界 <b>你好</b>" → no space
-    return re.sub(r" +([,.!?;:%)\]}。，！？；：、])", r"\1", text)
-
 
 # ---------------------------------------------------------------------------------------
 # Unicode punctuation
@@ -514,133 +302,129 @@ def _number_token(m: re.Match[str]) -> str:
 # The ordered rule table
 # ---------------------------------------------------------------------------------------
 
-def _c(pattern: str, flags: int = 0) -> re.Pattern[str]:
-    return re.compile(pattern, flags)
-
-
 _RULES: list[Rule] = [
     # -- URLs and e-mail first: they hold dots, digits, slashes and "@".
     # (left edges and possessive groups keep these linear on long dotted tokens)
-    (_c(r"(?<![\w.+-])[\w.+-]++@[\w-]+(?:\.[\w-]+)+\b"), _url),
-    (_c(r"\b(?:https?://|ftp://|www\.)[^\s<>\"']+[^\s<>\"'.,;:!?)]", re.I), _url),
-    (_c(r"(?<![\w.@/-])(?:[\w-]++\.)++(?:com|org|net|io|dev|ai|gov|edu)\b"
+    (rule(r"(?<![\w.+-])[\w.+-]++@[\w-]+(?:\.[\w-]+)+\b"), _url),
+    (rule(r"\b(?:https?://|ftp://|www\.)[^\s<>\"']+[^\s<>\"'.,;:!?)]", re.I), _url),
+    (rule(r"(?<![\w.@/-])(?:[\w-]++\.)++(?:com|org|net|io|dev|ai|gov|edu)\b"
         r"(?:/[^\s<>\"']*[^\s<>\"'.,;:!?)])?"), _url),
     # -- Phone numbers before ranges: "(555) 123-4567", "555-123-4567", "555-1234".
-    (_c(r"(?<![\w-])\(?(\d{3})\)?[ .-](\d{3})[.-](\d{4})(?![\w-])"), _phone),
-    (_c(r"(?<![\w-])(\d{3})-(\d{4})(?![\w-])"), _phone),
+    (rule(r"(?<![\w-])\(?(\d{3})\)?[ .-](\d{3})[.-](\d{4})(?![\w-])"), _phone),
+    (rule(r"(?<![\w-])(\d{3})-(\d{4})(?![\w-])"), _phone),
     # -- Dates before ranges and fractions: ISO, US m/d/y, then month names.
-    (_c(r"(?<![\w-])(\d{4})-(\d{2})-(\d{2})(?![\w-])"), _iso_date),
-    (_c(r"(?<![\w/])(\d{1,2})/(\d{1,2})/(\d{4}|\d{2})(?![\w/])"), _numeric_date),
-    (_c(rf"\b(?P<month>{_MONTH_RE})\.?\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\b"
+    (rule(r"(?<![\w-])(\d{4})-(\d{2})-(\d{2})(?![\w-])"), _iso_date),
+    (rule(r"(?<![\w/])(\d{1,2})/(\d{1,2})/(\d{4}|\d{2})(?![\w/])"), _numeric_date),
+    (rule(rf"\b(?P<month>{_MONTH_RE})\.?\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\b"
         r"(?:,?\s+(?P<year>\d{4})\b)?"), _month_day),
-    (_c(rf"{_B}(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?P<month>{_MONTH_RE})\b\.?"
+    (rule(rf"{_B}(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?P<month>{_MONTH_RE})\b\.?"
         r"(?:,?\s+(?P<year>\d{4})\b)?"), _day_month),
     # -- Times: "10:30", "10:30:15 pm", "7 p.m." (before ranges: "9-5" is not a time).
-    (_c(r"(?<![\w:])(\d{1,2}):(\d{2})(?::(\d{2}))?(?:\s*([ap]\.m\.|[ap]m\b|[AP]M\b))?"
+    (rule(r"(?<![\w:])(\d{1,2}):(\d{2})(?::(\d{2}))?(?:\s*([ap]\.m\.|[ap]m\b|[AP]M\b))?"
         r"(?![\w:])", re.I), _clock),
-    (_c(r"(?<![\w:.])(\d{1,2})\s*([ap]\.m\.|[ap]m\b)", re.I), _hour_ampm),
+    (rule(r"(?<![\w:.])(\d{1,2})\s*([ap]\.m\.|[ap]m\b)", re.I), _hour_ampm),
     # -- Money: symbol or code, optional range and scale ("$5-10", "$2.5 million").
-    (_c(rf"(?P<neg>-)?(?P<sym>[$€£¥])\s?(?P<val>{NUM})(?:\s?(?:-|–|to)\s?[$€£¥]?"
+    (rule(rf"(?P<neg>-)?(?P<sym>[$€£¥])\s?(?P<val>{NUM})(?:\s?(?:-|–|to)\s?[$€£¥]?"
         rf"(?P<upper>{NUM}))?(?:\s?(?P<scale>thousand|million|billion|trillion"
         r"|[kKmMbB]n?|tn)\b)?(?P<code>)"), _money),
-    (_c(rf"{_B}(?P<neg>)(?P<sym>)(?P<val>{NUM})(?P<upper>)(?P<scale>)\s?(?P<code>USD|EUR|GBP|JPY)"
+    (rule(rf"{_B}(?P<neg>)(?P<sym>)(?P<val>{NUM})(?P<upper>)(?P<scale>)\s?(?P<code>USD|EUR|GBP|JPY)"
         r"\b"), _money),
-    (_c(rf"(?P<neg>)(?P<sym>)(?P<code>USD|EUR|GBP|JPY)\s?(?P<val>{NUM})(?P<upper>)(?P<scale>)"
+    (rule(rf"(?P<neg>)(?P<sym>)(?P<code>USD|EUR|GBP|JPY)\s?(?P<val>{NUM})(?P<upper>)(?P<scale>)"
         r"(?![\w.,]\d)"), _money),
     # -- Numeric ranges "3-5", "10–20%": the dash becomes "to", digits stay for later rules.
-    (_c(rf"{_B}({NUM})(?:-|\s?–\s?)({NUM})(?![\d-])"), _range),
+    (rule(rf"{_B}({NUM})(?:-|\s?–\s?)({NUM})(?![\d-])"), _range),
     # -- Percent and units, after ranges so "10 to 20%" reads "ten to twenty percent".
-    (_c(rf"{_B}(-?{NUM})\s?%"), lambda m: f"{number(m.group(1))} percent"),
-    (_c(rf"{_B}(-?{NUM})\s?({_UNIT_RE})(?![\w/²³])"), _unit),
-    (_c(rf"{_B}({NUM})x\b"), lambda m: f"{number(m.group(1))} times"),
+    (rule(rf"{_B}(-?{NUM})\s?%"), lambda m: f"{number(m.group(1))} percent"),
+    (rule(rf"{_B}(-?{NUM})\s?({_UNIT_RE})(?![\w/²³])"), _unit),
+    (rule(rf"{_B}({NUM})x\b"), lambda m: f"{number(m.group(1))} times"),
     # -- Fractions "3/4" (dates are gone by now); small denominators only.
-    (_c(r"(?<![\w/.])(\d{1,2})/([2-9]|1[0-2])(?![\w/]|\.\d)"), _fraction),
+    (rule(r"(?<![\w/.])(\d{1,2})/([2-9]|1[0-2])(?![\w/]|\.\d)"), _fraction),
     # -- Ordinals "1st", "22nd", "1,000th"; decades "1990s", "'80s".
-    (_c(rf"{_B}(\d{{1,3}}(?:,\d{{3}})+|\d{{1,18}})(?:st|nd|rd|th)\b", re.I),
+    (rule(rf"{_B}(\d{{1,3}}(?:,\d{{3}})+|\d{{1,18}})(?:st|nd|rd|th)\b", re.I),
      lambda m: ordinal(int(m.group(1).replace(",", "")))),
-    (_c(r"(?<![\w.,])'?(1[1-9]\d0|20\d0|[1-9]0)'?s\b"), _decade),
+    (rule(r"(?<![\w.,])'?(1[1-9]\d0|20\d0|[1-9]0)'?s\b"), _decade),
     # -- Roman numerals, only after words that announce them.
-    (_c(rf"\b({_COUNTED_CONTEXT})\s+({_ROMAN_RE})\b"), _roman_counted),
-    (_c(rf"\b(?P<name>(?P<title>(?:{_TITLES})\s+[A-Z][a-z]+)|{_REGNAL_NAMES})\s+"
+    (rule(rf"\b({_COUNTED_CONTEXT})\s+({_ROMAN_RE})\b"), _roman_counted),
+    (rule(rf"\b(?P<name>(?P<title>(?:{_TITLES})\s+[A-Z][a-z]+)|{_REGNAL_NAMES})\s+"
         rf"(?P<num>{_ROMAN_RE})\b"), _roman_regnal),
     # -- Years: after a year word ("in 1999", "since 2026", "May 2020"), before AD/BC, or
     #    a 1100-2099 number standing alone at the start or end of a clause.
-    (_c(rf"\b((?i:{_YEAR_CONTEXT}))\s+(\d{{4}})\b(?![.,]\d)"), _year_match),
-    (_c(r"(?<![\w.,])(\d{3,4})\s?(AD|BC|BCE|CE|A\.D\.|B\.C\.)(?!\w)"),
+    (rule(rf"\b((?i:{_YEAR_CONTEXT}))\s+(\d{{4}})\b(?![.,]\d)"), _year_match),
+    (rule(r"(?<![\w.,])(\d{3,4})\s?(AD|BC|BCE|CE|A\.D\.|B\.C\.)(?!\w)"),
      lambda m: f"{year(int(m.group(1)))} {m.group(2).replace('.', '')}"),
-    (_c(rf"(?:^|(?<=[.!?;:]\s)|(?<=[(\"]))({_YEARISH})\b(?![.,]\d)"),
+    (rule(rf"(?:^|(?<=[.!?;:]\s)|(?<=[(\"]))({_YEARISH})\b(?![.,]\d)"),
      lambda m: year(int(m.group(1)))),
-    (_c(rf"(?<![\w.,$-])({_YEARISH})(?=\s*(?:[.,;:!?)\"]|$))(?![.,]\d)"),
+    (rule(rf"(?<![\w.,$-])({_YEARISH})(?=\s*(?:[.,;:!?)\"]|$))(?![.,]\d)"),
      lambda m: year(int(m.group(1)))),
     # -- Abbreviations (periods would end espeak's clause: "Dr." → "dˈɑːktɚ." | ...).
-    (_c(r"\be\.\s?g\.", re.I), "for example"),
-    (_c(r"\bPh\.\s?D\."), _abbrev("PhD", can_end=True)),
-    (_c(r"\bi\.\s?e\.", re.I), "that is"),
-    (_c(r"\ba\.k\.a\.", re.I), "also known as"),
-    (_c(r"\betc\.", re.I), _abbrev("et cetera", can_end=True)),
-    (_c(r"\bvs\.?(?=\s)", re.I), "versus"),
-    (_c(r"\bapprox\.", re.I), "approximately"),
-    (_c(r"\bca\.(?=\s)"), "circa"),
-    (_c(r"\bcf\.", re.I), "compare"),
-    (_c(r"\bNo\.\s?(?=\d)|\bno\.\s?(?=\d)"), "number "),
-    (_c(r"\bNos\.\s?(?=\d)"), "numbers "),
-    (_c(r"\b[Pp]p\.\s?(?=\d)"), "pages "),
-    (_c(r"\b[Pp]\.\s?(?=\d)"), "page "),
-    (_c(r"\bFigs?\.\s?(?=\d)"), "Figure "),
-    (_c(r"\bDr\.(?=\s|$)"), "Doctor"),
-    (_c(r"\bMr\.(?=\s|$)"), "Mister"),
-    (_c(r"\bMrs\.(?=\s|$)"), "Missus"),
-    (_c(r"\bMs\.(?=\s|$)"), "Miz"),
-    (_c(r"\bProf\.(?=\s|$)"), "Professor"),
-    (_c(r"\bRev\.(?=\s)"), "Reverend"),
-    (_c(r"\bCapt\.(?=\s)"), "Captain"),
-    (_c(r"\bGen\.(?=\s[A-Z])"), "General"),
-    (_c(r"\bLt\.(?=\s)"), "Lieutenant"),
-    (_c(r"\bSgt\.(?=\s)"), "Sergeant"),
-    (_c(r"\bMt\.(?=\s)"), "Mount"),
-    (_c(r"\bSt\.(?=\s|$)"), _saint_or_street),
-    (_c(r"\bAve\.(?=\s|$)"), _abbrev("Avenue", can_end=True)),
-    (_c(r"\bRd\.(?=\s|$)"), _abbrev("Road", can_end=True)),
-    (_c(r"\bBlvd\.(?=\s|$)"), _abbrev("Boulevard", can_end=True)),
-    (_c(r"\bJr\.(?=\s|$|,)"), _abbrev("Junior", can_end=True)),
-    (_c(r"\bSr\.(?=\s|$|,)"), _abbrev("Senior", can_end=True)),
-    (_c(r"\bInc\.(?=\s|$|,)"), _abbrev("Incorporated", can_end=True)),
-    (_c(r"\bLtd\.(?=\s|$|,)"), _abbrev("Limited", can_end=True)),
-    (_c(r"\bCorp\.(?=\s|$|,)"), _abbrev("Corporation", can_end=True)),
-    (_c(r"\bCo\.(?=\s|$|,)"), _abbrev("Company", can_end=True)),
-    (_c(r"\bDept\.(?=\s|$|,)"), _abbrev("Department", can_end=True)),
+    (rule(r"\be\.\s?g\.", re.I), "for example"),
+    (rule(r"\bPh\.\s?D\."), _abbrev("PhD", can_end=True)),
+    (rule(r"\bi\.\s?e\.", re.I), "that is"),
+    (rule(r"\ba\.k\.a\.", re.I), "also known as"),
+    (rule(r"\betc\.", re.I), _abbrev("et cetera", can_end=True)),
+    (rule(r"\bvs\.?(?=\s)", re.I), "versus"),
+    (rule(r"\bapprox\.", re.I), "approximately"),
+    (rule(r"\bca\.(?=\s)"), "circa"),
+    (rule(r"\bcf\.", re.I), "compare"),
+    (rule(r"\bNo\.\s?(?=\d)|\bno\.\s?(?=\d)"), "number "),
+    (rule(r"\bNos\.\s?(?=\d)"), "numbers "),
+    (rule(r"\b[Pp]p\.\s?(?=\d)"), "pages "),
+    (rule(r"\b[Pp]\.\s?(?=\d)"), "page "),
+    (rule(r"\bFigs?\.\s?(?=\d)"), "Figure "),
+    (rule(r"\bDr\.(?=\s|$)"), "Doctor"),
+    (rule(r"\bMr\.(?=\s|$)"), "Mister"),
+    (rule(r"\bMrs\.(?=\s|$)"), "Missus"),
+    (rule(r"\bMs\.(?=\s|$)"), "Miz"),
+    (rule(r"\bProf\.(?=\s|$)"), "Professor"),
+    (rule(r"\bRev\.(?=\s)"), "Reverend"),
+    (rule(r"\bCapt\.(?=\s)"), "Captain"),
+    (rule(r"\bGen\.(?=\s[A-Z])"), "General"),
+    (rule(r"\bLt\.(?=\s)"), "Lieutenant"),
+    (rule(r"\bSgt\.(?=\s)"), "Sergeant"),
+    (rule(r"\bMt\.(?=\s)"), "Mount"),
+    (rule(r"\bSt\.(?=\s|$)"), _saint_or_street),
+    (rule(r"\bAve\.(?=\s|$)"), _abbrev("Avenue", can_end=True)),
+    (rule(r"\bRd\.(?=\s|$)"), _abbrev("Road", can_end=True)),
+    (rule(r"\bBlvd\.(?=\s|$)"), _abbrev("Boulevard", can_end=True)),
+    (rule(r"\bJr\.(?=\s|$|,)"), _abbrev("Junior", can_end=True)),
+    (rule(r"\bSr\.(?=\s|$|,)"), _abbrev("Senior", can_end=True)),
+    (rule(r"\bInc\.(?=\s|$|,)"), _abbrev("Incorporated", can_end=True)),
+    (rule(r"\bLtd\.(?=\s|$|,)"), _abbrev("Limited", can_end=True)),
+    (rule(r"\bCorp\.(?=\s|$|,)"), _abbrev("Corporation", can_end=True)),
+    (rule(r"\bCo\.(?=\s|$|,)"), _abbrev("Company", can_end=True)),
+    (rule(r"\bDept\.(?=\s|$|,)"), _abbrev("Department", can_end=True)),
     # -- Acronyms: dotted "U.S." → "US"; plurals "GPUs" → "G-P-U's"; measured misreads.
-    (_c(r"(?<![\w.])(?:[A-Za-z]\.){2,}(?![\w])"), _dotted_acronym),
-    (_c(r"(?<![\w.])(?:[A-Z]\.\s){2,}(?=[A-Z][a-z])"), lambda m: m.group(0).replace(".", "")),
-    (_c(rf"(?<![\w.])([A-Z])\.(?=\s(?!{_SENTENCE_STARTERS}\b)[A-Z][a-z])"), r"\1"),
-    (_c(r"\b([A-Z]{2,5})'?s\b"), _acronym_plural),
-    (_c(r"\b(" + "|".join(sorted(_SPELL_OUT)) + r")\b"), lambda m: "-".join(m.group(1))),
+    (rule(r"(?<![\w.])(?:[A-Za-z]\.){2,}(?![\w])"), _dotted_acronym),
+    (rule(r"(?<![\w.])(?:[A-Z]\.\s){2,}(?=[A-Z][a-z])"), lambda m: m.group(0).replace(".", "")),
+    (rule(rf"(?<![\w.])([A-Z])\.(?=\s(?!{_SENTENCE_STARTERS}\b)[A-Z][a-z])"), r"\1"),
+    (rule(r"\b([A-Z]{2,5})'?s\b"), _acronym_plural),
+    (rule(r"\b(" + "|".join(sorted(_SPELL_OUT)) + r")\b"), lambda m: "-".join(m.group(1))),
     # -- Symbols with a number: "#1" → "number one", "+5" → "plus five".
-    (_c(r"#\s?(?=\d)"), "number "),
-    (_c(r"#(?=[A-Za-z])"), "hashtag "),
-    (_c(r"(?<![\w+])\+(?=\d)"), "plus "),
+    (rule(r"#\s?(?=\d)"), "number "),
+    (rule(r"#(?=[A-Za-z])"), "hashtag "),
+    (rule(r"(?<![\w+])\+(?=\d)"), "plus "),
     # -- Letters glued to digits ("MP3", "COVID-19", "5G"): split so each part is read.
-    (_c(r"(?<=[A-Za-z])-?(?=\d)|(?<=\d)(?=[A-Za-z])"), " "),
+    (rule(r"(?<=[A-Za-z])-?(?=\d)|(?<=\d)(?=[A-Za-z])"), " "),
     # -- Negative numbers, dotted versions ("1.2.3"), then every remaining number.
-    (_c(r"(?<![\w.,])-(?=\.?\d)"), "minus "),
-    (_c(r"(?<![\w.,])\d+(?:\.\d+){2,}(?![\w])"),
+    (rule(r"(?<![\w.,])-(?=\.?\d)"), "minus "),
+    (rule(r"(?<![\w.,])\d+(?:\.\d+){2,}(?![\w])"),
      lambda m: " point ".join(number(p) for p in m.group(0).split("."))),
-    (_c(rf"{NUM}|(?<!\d)\.\d+"), _number_token),
+    (rule(rf"{NUM}|(?<!\d)\.\d+"), _number_token),
     # -- Remaining symbols.
-    (_c(r"\s*&\s*"), " and "),
-    (_c(r"\s*\+\s*"), " plus "),
-    (_c(r"\s*=\s*"), " equals "),
-    (_c(r"\s*@\s*"), " at "),
-    (_c(r"%"), " percent "),
-    (_c(r"°"), " degrees "),
-    (_c(r"\s<=?\s"), lambda m: " less than or equal to " if "=" in m.group(0) else " less than "),
-    (_c(r"\s>=?\s"),
+    (rule(r"\s*&\s*"), " and "),
+    (rule(r"\s*\+\s*"), " plus "),
+    (rule(r"\s*=\s*"), " equals "),
+    (rule(r"\s*@\s*"), " at "),
+    (rule(r"%"), " percent "),
+    (rule(r"°"), " degrees "),
+    (rule(r"\s<=?\s"), lambda m: " less than or equal to " if "=" in m.group(0) else " less than "),
+    (rule(r"\s>=?\s"),
      lambda m: " greater than or equal to " if "=" in m.group(0) else " greater than "),
-    (_c(r"[~≈]\s*"), "about "),
-    (_c(r"(?<=\w)/(?=\w)"), " "),  # "and/or" → "and or"
-    (_c(r"\s*[—–]\s*|\s+-+\s+|\s*--+\s*"), ", "),  # dashes used as pauses
-    (_c(r"[\[\]{}|]"), ", "),
-    (_c(r"[*_^\\<>#/~`]"), " "),
+    (rule(r"[~≈]\s*"), "about "),
+    (rule(r"(?<=\w)/(?=\w)"), " "),  # "and/or" → "and or"
+    (rule(r"\s*[—–]\s*|\s+-+\s+|\s*--+\s*"), ", "),  # dashes used as pauses
+    (rule(r"[\[\]{}|]"), ", "),
+    (rule(r"[*_^\\<>#/~`]"), " "),
 ]
 
 
@@ -654,7 +438,8 @@ def _tidy(text: str) -> str:
 
 
 def normalize_en(text: str) -> str:
-    """English text → plain words for espeak: numbers, dates, times, money, units,
+    """Cleaned English text (see :func:`~cosyvoice.frontend.clean.clean_text`) → plain
+    words for espeak: numbers, dates, times, money, units,
     abbreviations, acronym plurals, roman numerals (in context), URLs and symbols.
 
     Years: a 4-digit number is read as a year ("nineteen ninety-nine", "two thousand
@@ -665,7 +450,4 @@ def normalize_en(text: str) -> str:
     ("1500 people" → "one thousand five hundred people"): a number followed by a noun is
     far more often a quantity, and misreading a year as a count stays intelligible.
     """
-    text = _normalize_unicode(clean_text(text))
-    for pattern, repl in _RULES:
-        text = pattern.sub(repl, text)
-    return _tidy(text)
+    return _tidy(apply_rules(_normalize_unicode(text), _RULES))

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from cosyvoice.frontend.en_normalize import clean_text, normalize_en
+from cosyvoice.frontend.en_normalize import normalize_en
 from cosyvoice.frontend.zh_normalize import _UNIT_RE, normalize_width, normalize_zh
 
 _HAN = r"[\u3400-\u4dbf\u4e00-\u9fff]+"
@@ -72,8 +72,9 @@ def _number_lang(tokens: list[tuple[str, str]], i: int, default: str) -> str:
 
 
 def split_mixed(text: str, normalize: bool = False, default: str = "zh") -> list[Run]:
-    """Mixed text → language runs (see the module docstring); empty runs are dropped."""
-    tokens = _tokens(normalize_width(clean_text(text)))
+    """Cleaned mixed text → language runs (see the module docstring); empty runs are
+    dropped."""
+    tokens = _tokens(normalize_width(text))
     runs: list[Run] = []
     for i, (kind, tok) in enumerate(tokens):
         if kind == "han":

@@ -6,7 +6,7 @@ import unicodedata
 from collections import Counter
 
 from cosyvoice.errors import TextError
-from cosyvoice.frontend.en_normalize import clean_text
+from cosyvoice.frontend.clean import clean_text
 from cosyvoice.settings import env_name
 
 SUPPORTED_SCRIPTS = "English, Mandarin Chinese"
@@ -23,6 +23,14 @@ def check_text(text: str | None, max_chars: int) -> str:
     Raises ``TextError`` when the text is empty, longer than ``max_chars`` (counted on
     the stripped input, as the user typed it) or has no letter or digit after cleaning.
     """
+    check_length(text, max_chars)
+    cleaned = clean_text(text)
+    check_speakable(cleaned)
+    return cleaned
+
+
+def check_length(text: str | None, max_chars: int) -> None:
+    """``TextError`` when ``text`` is empty or longer than ``max_chars`` (as typed)."""
     if text is None or not text.strip():
         raise TextError("Please type some text to synthesize.")
     length = len(text.strip())
@@ -31,10 +39,12 @@ def check_text(text: str | None, max_chars: int) -> str:
             f"Text is {length:,} characters; the limit is {max_chars:,} — split it or "
             f"raise {env_name('max_text_chars')}."
         )
-    cleaned = clean_text(text)
+
+
+def check_speakable(cleaned: str) -> None:
+    """``TextError`` when cleaned text has no letter or digit of any script."""
     if not any(_is_speakable(ch) for ch in cleaned):
         raise TextError("The text has no speakable words (only symbols/emoji).")
-    return cleaned
 
 
 def _script_of(ch: str) -> str | None:

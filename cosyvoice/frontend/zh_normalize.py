@@ -28,14 +28,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
 from functools import lru_cache
 
 import cn2an
 
-from cosyvoice.frontend.en_normalize import clean_text
-
-Rule = tuple[re.Pattern[str], Callable[[re.Match[str]], str] | str]
+from cosyvoice.frontend.clean import Rule, apply_rules, rule
 
 _DIGITS = "零一二三四五六七八九"
 _PHONE_DIGITS = "零幺二三四五六七八九"
@@ -262,10 +259,6 @@ def _plain_number(m: re.Match[str]) -> str:
     return decimal(number)
 
 
-def _c(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
-
-
 _NUM = r"\d+(?:\.\d+)?"
 _SNUM = r"-?\d+(?:\.\d+)?"
 _NOT_DIGIT_BEFORE = r"(?<![\d.])"
@@ -275,34 +268,34 @@ _NOT_DIGIT_AFTER = r"(?![\d])"
 # ranges, then measure words, then the generic number reader.
 _RULES: list[Rule] = [
     # Mobile (+86 optional) and landline numbers; hyphens/spaces inside are dropped.
-    (_c(r"(?:\+(?P<cc>86|852|853|886)[\s-]?|(?<!\d))(?P<num>1[3-9]\d[\s-]?\d{4}[\s-]?\d{4})"
+    (rule(r"(?:\+(?P<cc>86|852|853|886)[\s-]?|(?<!\d))(?P<num>1[3-9]\d[\s-]?\d{4}[\s-]?\d{4})"
         r"(?!\d)"),
      lambda m: _phone(m).replace(" ", "")),
-    (_c(r"(?<![\d-])(?P<num>0\d{2,3}-\d{7,8}|400-\d{3}-\d{4})(?![\d-])"),
+    (rule(r"(?<![\d-])(?P<num>0\d{2,3}-\d{7,8}|400-\d{3}-\d{4})(?![\d-])"),
      lambda m: digits(m.group("num"), phone=True)),
-    (_c(r"(?<![\d.])\d{3,}(?![\d.%])"), _keyword_digits),
+    (rule(r"(?<![\d.])\d{3,}(?![\d.%])"), _keyword_digits),
     # Dates.
-    (_c(r"(?<!\d)(?P<y>\d{4})([-/.])(?P<m>\d{1,2})\2(?P<d>\d{1,2})(?![\d.])"), _date_ymd),
-    (_c(r"(?<![\d.])([12]\d{3})年"), _year),
-    (_c(r"(?<![\d.])(\d{1,2})([月日号])"), _month_day),
+    (rule(r"(?<!\d)(?P<y>\d{4})([-/.])(?P<m>\d{1,2})\2(?P<d>\d{1,2})(?![\d.])"), _date_ymd),
+    (rule(r"(?<![\d.])([12]\d{3})年"), _year),
+    (rule(r"(?<![\d.])(\d{1,2})([月日号])"), _month_day),
     # Clock times and scores.
-    (_c(r"(?<![\d:])(\d{1,2}):(\d{2})(?::(\d{2}))?(?![\d:])"), _clock),
-    (_c(r"(?<![\d:])(\d+):(\d+)(?![\d:])"), _score),
+    (rule(r"(?<![\d:])(\d{1,2}):(\d{2})(?::(\d{2}))?(?![\d:])"), _clock),
+    (rule(r"(?<![\d:])(\d+):(\d+)(?![\d:])"), _score),
     # Money, percents, fractions.
-    (_c(r"([¥$€£])\s?(\d+(?:\.\d+)?)"), _currency),
-    (_c(rf"{_NOT_DIGIT_BEFORE}({_NUM})%?\s?[-~到至]\s?({_NUM})%"), _percent_range),
-    (_c(rf"(?<![\d.])(-)?({_NUM})\s?([%‰])"), _percent),
-    (_c(rf"{_NOT_DIGIT_BEFORE}(\d+)/(\d+){_NOT_DIGIT_AFTER}(?!/)"), _fraction),
+    (rule(r"([¥$€£])\s?(\d+(?:\.\d+)?)"), _currency),
+    (rule(rf"{_NOT_DIGIT_BEFORE}({_NUM})%?\s?[-~到至]\s?({_NUM})%"), _percent_range),
+    (rule(rf"(?<![\d.])(-)?({_NUM})\s?([%‰])"), _percent),
+    (rule(rf"{_NOT_DIGIT_BEFORE}(\d+)/(\d+){_NOT_DIGIT_AFTER}(?!/)"), _fraction),
     # Ranges (optionally with a unit or measure word), then arithmetic.
-    (_c(rf"{_NOT_DIGIT_BEFORE}({_NUM})\s?[-~到至]\s?({_NUM})\s?({_UNIT_RE}|{_MEASURE_RE})?"
+    (rule(rf"{_NOT_DIGIT_BEFORE}({_NUM})\s?[-~到至]\s?({_NUM})\s?({_UNIT_RE}|{_MEASURE_RE})?"
         r"(?![A-Za-z])"), _range),
-    (_c(rf"{_NOT_DIGIT_BEFORE}{_NUM}(?:\s?[+×*÷=<>]\s?{_SNUM})+"), _arith),
+    (rule(rf"{_NOT_DIGIT_BEFORE}{_NUM}(?:\s?[+×*÷=<>]\s?{_SNUM})+"), _arith),
     # Units, ordinals, measure words.
-    (_c(rf"{_NOT_DIGIT_BEFORE}({_SNUM})\s?({_UNIT_RE})(?![A-Za-z])"), _number_unit),
-    (_c(r"第(\d+)"), _ordinal),
-    (_c(rf"{_NOT_DIGIT_BEFORE}({_SNUM})({_MEASURE_RE})"), _measured),
+    (rule(rf"{_NOT_DIGIT_BEFORE}({_SNUM})\s?({_UNIT_RE})(?![A-Za-z])"), _number_unit),
+    (rule(r"第(\d+)"), _ordinal),
+    (rule(rf"{_NOT_DIGIT_BEFORE}({_SNUM})({_MEASURE_RE})"), _measured),
     # Everything else: a sign only where no word character stands before it.
-    (_c(r"(?<![0-9A-Za-z.])-?\d+(?:\.\d+)?|\d+(?:\.\d+)?"), _plain_number),
+    (rule(r"(?<![0-9A-Za-z.])-?\d+(?:\.\d+)?|\d+(?:\.\d+)?"), _plain_number),
 ]
 
 
@@ -365,12 +358,10 @@ def _punctuation(text: str) -> str:
 
 
 def normalize_zh(text: str) -> str:
-    """Chinese text → hanzi and break punctuation (see the module docstring).
+    """Cleaned Chinese text (:func:`~cosyvoice.frontend.clean.clean_text`) → hanzi and
+    break punctuation (see the module docstring).
 
     >>> normalize_zh("2026年12月2日10:05，气温-3℃，降水概率98%。")
     '二零二六年十二月二日十点零五分，气温负三摄氏度，降水概率百分之九十八。'
     """
-    text = _t2s(normalize_width(clean_text(text)))
-    for pattern, repl in _RULES:
-        text = pattern.sub(repl, text)
-    return _punctuation(text)
+    return _punctuation(apply_rules(_t2s(normalize_width(text)), _RULES))

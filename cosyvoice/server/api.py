@@ -30,6 +30,7 @@ from cosyvoice.audio.encode import (
     streaming_wav_header,
 )
 from cosyvoice.audio.io import storage_error
+from cosyvoice.engine.base import SEED_MAX
 from cosyvoice.errors import (
     BusyError,
     CosyVoiceError,
@@ -37,19 +38,13 @@ from cosyvoice.errors import (
     TextError,
     UploadTooLargeError,
 )
-from cosyvoice.pipeline import (
-    PRESET_VOICES,
-    SEED_MAX,
-    SynthesisRequest,
-    Synthesizer,
-)
+from cosyvoice.pipeline import SynthesisRequest, Synthesizer
 from cosyvoice.server.gate import SynthesisGate
 
 logger = logging.getLogger(__name__)
 
 RETRY_AFTER_S = 5
 STORAGE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES)
-ENGINE_ID = "cosyvoice-offline"
 # OpenAI's voice names are accepted and spoken by the default voice, so clients written
 # for OpenAI work unchanged; our own voice names pick that voice.
 OPENAI_VOICES = ("alloy", "ash", "ballad", "coral", "echo", "fable", "nova", "onyx", "sage",
@@ -87,9 +82,11 @@ class TtsBody(BaseModel):
     """Fields of ``POST /api/v1/tts`` (JSON body, or multipart form fields + ``prompt`` file)."""
 
     text: str = Field(description="text to speak (limit: settings max_text_chars)")
-    mode: Literal["preset", "clone", "cross_lingual", "instruct"] = "preset"
-    voice: str = Field("joe", description="preset mode (and instruct mode without a prompt): "
-                       "a bundled or saved voice name")
+    mode: str = Field("preset", max_length=40, description="one of the engine's modes "
+                      "(GET /api/v1/engine lists them)")
+    voice: str | None = Field(None, max_length=100, description="preset mode (and instruct "
+                              "mode without a prompt): a bundled or saved voice name; empty = "
+                              "the engine's default voice")
     instruction: str = Field("", max_length=1000, description="natural-language style, e.g. "
                              "'speak happily and a bit faster' or '用四川话说'")
     prompt_text: str = Field("", max_length=500, description="prompt transcript (optional)")
@@ -103,7 +100,8 @@ class TtsBody(BaseModel):
 class SpeechBody(BaseModel):
     """OpenAI ``POST /v1/audio/speech``."""
 
-    model: str = ENGINE_ID
+    model: str | None = Field(None, description="ignored beyond the listing of /v1/models: "
+                              "the app serves one engine")
     input: str
     voice: str = "alloy"
     response_format: Literal["mp3", "opus", "aac", "flac", "wav", "pcm"] = "mp3"
@@ -221,6 +219,9 @@ class Api:
     def streaming(self, req: SynthesisRequest, fmt: str) -> StreamingResponse:
         """Chunked audio; the first sentence is rendered before headers are sent, so a bad
         request still gets a proper 4xx instead of a broken stream."""
+        if not self.synth.capabilities.streaming:
+            raise TextError(f"the {self.synth.capabilities.name} engine does not stream; "
+                            "send stream=false")
         if fmt not in ("wav", "pcm16"):
             raise TextError("stream=true supports format wav or pcm16")
         slot = self.gate.slot()
@@ -291,16 +292,28 @@ def _request(body: TtsBody, prompt: Path | None) -> SynthesisRequest:
 
 def _speech_voice(synth: Synthesizer, name: str) -> str:
     """Our voice (bundled or saved, saved names winning over OpenAI's), else the default."""
-    if name in PRESET_VOICES:
+    caps = synth.capabilities
+    if name in caps.voices:
         return name
-    saved = synth.voices.find(name)
+    saved = synth.voices.find(name) if caps.saved_voices else None
     if saved is not None:
         return saved.name
     if name.lower() in OPENAI_VOICES:
-        return "joe"
+        return caps.default_voice
     raise TextError(f"unknown voice {name!r}; use one of "
-                    f"{', '.join([*PRESET_VOICES, *synth.voices.names()])} or an OpenAI "
-                    "voice name")
+                    f"{', '.join(synth.voice_names())} or an OpenAI voice name")
+
+
+def engine_id(synth: Synthesizer) -> str:
+    """The model id the OpenAI surface lists: ``cosyvoice-<engine>``."""
+    return f"cosyvoice-{synth.capabilities.name}"
+
+
+def tts_schema(synth: Synthesizer) -> dict:
+    """TtsBody's JSON schema with ``mode`` limited to the engine's modes."""
+    schema = TtsBody.model_json_schema()
+    schema["properties"]["mode"]["enum"] = list(synth.capabilities.modes)
+    return schema
 
 
 def api_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
@@ -310,9 +323,9 @@ def api_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
     @router.post("/api/v1/tts", tags=["tts"], response_class=Response,
                  responses=error_responses(413, 422, 429, 503, 507),
                  openapi_extra={"requestBody": {"content": {
-                     "application/json": {"schema": TtsBody.model_json_schema()},
+                     "application/json": {"schema": tts_schema(synth)},
                      "multipart/form-data": {"schema": {"type": "object", "properties": {
-                         **TtsBody.model_json_schema()["properties"],
+                         **tts_schema(synth)["properties"],
                          "prompt": {"type": "string", "format": "binary"}}}}}}})
     async def tts(request: Request) -> Response:
         """Speak text in any mode; JSON, or multipart with a ``prompt`` recording."""
@@ -339,6 +352,9 @@ def api_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
         fmt = check_format(fmt)
         voice = _speech_voice(synth, body.voice)
         instruction = (body.instructions or "").strip()
+        if instruction and not synth.capabilities.instructions:
+            raise TextError(f"the {synth.capabilities.name} engine does not take "
+                            "instructions; leave 'instructions' empty")
         req = SynthesisRequest(text=body.input, voice=voice, speed=body.speed,
                                mode="instruct" if instruction else "preset",
                                instruction=instruction)
@@ -347,7 +363,14 @@ def api_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
     @router.get("/v1/models", tags=["openai"])
     def models() -> dict:
         return {"object": "list", "data": [
-            {"id": ENGINE_ID, "object": "model", "created": 0, "owned_by": "local"},
+            {"id": engine_id(synth), "object": "model", "created": 0, "owned_by": "local"},
             {"id": "tts-1", "object": "model", "created": 0, "owned_by": "local"}]}
+
+    @router.get("/api/v1/engine", tags=["tts"])
+    def engine() -> dict:
+        """The serving engine's capabilities: modes, languages, voices (saved ones too
+        where it takes them), streaming, instructions, seed determinism, sample rate."""
+        return {**synth.capabilities.to_dict(), "voices_saved": (
+            synth.voices.names() if synth.capabilities.saved_voices else [])}
 
     return router

@@ -21,14 +21,9 @@ import numpy as np
 import soundfile as sf
 
 from cosyvoice.audio.io import write_wav_atomic
+from cosyvoice.engine.base import SEED_MAX, SPEED_RANGE, Capabilities
 from cosyvoice.errors import CosyVoiceError
-from cosyvoice.pipeline import (
-    PRESET_VOICES,
-    SEED_MAX,
-    SPEED_RANGE,
-    SynthesisRequest,
-    Synthesizer,
-)
+from cosyvoice.pipeline import SynthesisRequest, Synthesizer
 from cosyvoice.server.admin import AdminActions, build_models_panel
 from cosyvoice.server.gate import SynthesisGate
 from cosyvoice.server.texts import bilingual, t
@@ -45,14 +40,18 @@ HISTORY_MAX = 20  # results kept in a session's history list
 HISTORY_COLS = ("col_n", "col_time", "col_mode", "col_text", "col_seconds", "col_file")
 
 
-def _mode_choices(lang: str) -> list[tuple[str, str]]:
-    return [(t(key, lang), mode) for mode, key in MODE_KEYS.items()]
+def _mode_choices(caps: Capabilities, lang: str) -> list[tuple[str, str]]:
+    """The engine's modes, labelled (a mode this UI has no text for shows its name)."""
+    return [(t(MODE_KEYS[m], lang) if m in MODE_KEYS else m, m) for m in caps.modes]
 
 
 def _voice_choices(synth: Synthesizer, lang: str = "en") -> list[tuple[str, str]]:
-    """The bundled voices, then every saved voice (read from the store on each call)."""
-    saved = [(f"{name} · {t('saved_label', lang)}", name) for name in synth.voices.names()]
-    return [(label, key) for key, (_, label) in PRESET_VOICES.items()] + saved
+    """The engine's voices, then every saved voice where the engine takes them (read from
+    the store on each call)."""
+    caps = synth.capabilities
+    saved = ([(f"{name} · {t('saved_label', lang)}", name) for name in synth.voices.names()]
+             if caps.saved_voices else [])
+    return [(label, key) for key, label in caps.voices.items()] + saved
 
 
 def _parse_seed(seed) -> int | None:
@@ -66,7 +65,7 @@ def _parse_seed(seed) -> int | None:
 
 def _request(mode, text, voice, prompt_audio, prompt_text, speed, seed, strength,
              instruction) -> SynthesisRequest:
-    return SynthesisRequest(text=text or "", mode=mode or "preset", voice=voice or "joe",
+    return SynthesisRequest(text=text or "", mode=mode or "preset", voice=voice or None,
                             prompt_path=prompt_audio, prompt_text=prompt_text or "",
                             speed=float(speed), seed=_parse_seed(seed),
                             strength=float(strength), instruction=instruction or "")
@@ -206,9 +205,9 @@ def _history_choices(history: list[dict]) -> list[tuple[str, str]]:
 
 
 def dialect_markdown(lang: str = "en") -> str:
-    """The dialect table (supported and not) from cosyvoice.voice.dialects, if present."""
+    """The dialect table (supported and not) from cosyvoice.prosody.dialects, if present."""
     try:
-        from cosyvoice.voice.dialects import DIALECTS
+        from cosyvoice.prosody.dialects import DIALECTS
     except ImportError:
         return t("dialects_missing", lang)
     items = DIALECTS.values() if isinstance(DIALECTS, dict) else DIALECTS
@@ -221,12 +220,17 @@ def dialect_markdown(lang: str = "en") -> str:
     return "\n".join(rows)
 
 
-def _visibility(m: str) -> dict[str, bool]:
-    """Which optional inputs a mode shows."""
-    prompt_mode = m in ("clone", "cross_lingual")
-    return {"voice": m in ("preset", "instruct"), "prompt": prompt_mode or m == "instruct",
-            "prompt_text": m == "clone", "strength": prompt_mode or m == "instruct",
-            "instruct": m == "instruct", "save": prompt_mode}
+def _visibility(caps: Capabilities, m: str) -> dict[str, bool]:
+    """Which optional inputs a mode of this engine shows: a voice where the mode speaks
+    one; a prompt where it needs one (optional in instruct); its transcript in clone mode
+    and where the engine needs it."""
+    prompt_mode = m in caps.prompt_modes
+    optional_prompt = m == "instruct" and m in caps.voice_modes
+    return {"voice": m in caps.voice_modes, "prompt": prompt_mode or optional_prompt,
+            "prompt_text": m == "clone" or m in caps.transcript_modes,
+            "strength": prompt_mode or optional_prompt,
+            "instruct": m == "instruct" and caps.instructions,
+            "save": prompt_mode and caps.saved_voices}
 
 
 def streaming_available() -> bool:
@@ -241,7 +245,7 @@ def build_ui(synth: Synthesizer, gate: SynthesisGate | None = None,
     """The Synthesis tab, plus the Models tab when ``admin`` actions are given."""
     settings = synth.settings
     with gr.Blocks(title="CosyVoice WebUI", delete_cache=(3600, 3600)) as demo:
-        c = _SynthesisTab()
+        c = _SynthesisTab(synth.capabilities)
         c.header()
         with gr.Tab(t("tab_synthesis"), id="synthesis", elem_id="synthesis-tab") as synth_tab:
             with gr.Row():
@@ -262,7 +266,11 @@ def build_ui(synth: Synthesizer, gate: SynthesisGate | None = None,
 
 
 class _SynthesisTab:
-    """The Synthesis tab's components (built in a Blocks context) and their events."""
+    """The Synthesis tab's components (built in a Blocks context) and their events, as the
+    engine's capabilities allow."""
+
+    def __init__(self, caps: Capabilities) -> None:
+        self.caps = caps
 
     def header(self) -> None:
         self.title = gr.Markdown(t("title"))
@@ -271,24 +279,27 @@ class _SynthesisTab:
                                 label=t("ui_lang"), elem_id="ui-lang")
 
     def inputs(self, synth: Synthesizer, max_text_chars: int) -> None:
-        self.mode = gr.Radio(_mode_choices("en"), value="preset", label=t("mode"),
+        first = self.caps.modes[0]
+        v = _visibility(self.caps, first)
+        self.mode = gr.Radio(_mode_choices(self.caps, "en"), value=first, label=t("mode"),
                              elem_id="mode")
-        self.step = gr.Markdown(t("step_preset"), elem_id="step")
+        self.step = gr.Markdown(t(STEP_KEYS.get(first, "step_preset")), elem_id="step")
         self.text = gr.Textbox(label=t("text"), placeholder=t("text_ph"), lines=4,
                                max_length=max_text_chars, elem_id="text")
-        self.voice = gr.Dropdown(_voice_choices(synth), value="joe", label=t("voice"),
-                                 elem_id="voice")
+        self.voice = gr.Dropdown(_voice_choices(synth), value=self.caps.default_voice,
+                                 label=t("voice"), visible=v["voice"], elem_id="voice")
         self.instruction = gr.Textbox(label=t("instruction"), placeholder=t("instruction_ph"),
-                                      max_length=INSTRUCTION_MAX_CHARS, visible=False,
+                                      max_length=INSTRUCTION_MAX_CHARS, visible=v["instruct"],
                                       elem_id="instruction")
-        with gr.Accordion(t("dialects"), open=False, visible=False,
+        with gr.Accordion(t("dialects"), open=False, visible=v["instruct"],
                           elem_id="dialects") as self.dialects:
             self.dialect_table = gr.Markdown(dialect_markdown("en"))
         self.prompt = gr.Audio(sources=["upload", "microphone"], type="filepath",
-                               label=t("prompt"), visible=False, elem_id="prompt")
+                               label=t("prompt"), visible=v["prompt"], elem_id="prompt")
         self.prompt_text = gr.Textbox(label=t("prompt_text"), placeholder=t("prompt_text_ph"),
-                                      visible=False, max_length=500, elem_id="prompt-text")
-        with gr.Row(visible=False, elem_id="save-voice-row") as self.save_row:
+                                      visible=v["prompt_text"], max_length=500,
+                                      elem_id="prompt-text")
+        with gr.Row(visible=v["save"], elem_id="save-voice-row") as self.save_row:
             self.save_name = gr.Textbox(label=t("save_name"), placeholder=t("save_name_ph"),
                                         max_length=40, scale=3, elem_id="save-name")
             self.save_btn = gr.Button(t("save_btn"), size="sm", scale=1, elem_id="save-voice")
@@ -297,15 +308,15 @@ class _SynthesisTab:
             self.speed = gr.Slider(SPEED_RANGE[0], SPEED_RANGE[1], value=1.0, step=0.05,
                                    label=t("speed"), elem_id="speed")
             self.strength = gr.Slider(0.0, 1.0, value=1.0, step=0.05, label=t("strength"),
-                                      visible=False, elem_id="strength")
+                                      visible=v["strength"], elem_id="strength")
         with gr.Row():
             self.seed = gr.Number(value=None, label=t("seed"), precision=0, minimum=0,
                                   maximum=SEED_MAX, elem_id="seed")
             self.dice = gr.Button(t("dice"), size="sm")
+            can_stream = self.caps.streaming and streaming_available()
             self.stream = gr.Checkbox(False, label=t("stream"), elem_id="stream",
-                                      interactive=streaming_available(),
-                                      info=None if streaming_available()
-                                      else t("stream_no_ffmpeg"))
+                                      interactive=can_stream, visible=self.caps.streaming,
+                                      info=None if can_stream else t("stream_no_ffmpeg"))
         self.generate_btn = gr.Button(t("generate"), variant="primary", elem_id="generate")
         self.stream_btn = gr.Button(t("generate"), variant="primary", visible=False,
                                     elem_id="generate-stream")
@@ -370,7 +381,7 @@ class _SynthesisTab:
                 self.instruction, self.dialects, self.save_row]
 
     def on_mode(self, m: str, lang: str):
-        v = _visibility(m)
+        v = _visibility(self.caps, m)
         return (gr.update(value=t(STEP_KEYS.get(m, "step_preset"), lang)),
                 gr.update(visible=v["voice"]), gr.update(visible=v["prompt"]),
                 gr.update(visible=v["prompt_text"]), gr.update(visible=v["strength"]),
@@ -389,7 +400,8 @@ class _SynthesisTab:
         L = lambda key: gr.update(label=t(key, lang))  # noqa: E731
         V = lambda key: gr.update(value=t(key, lang))  # noqa: E731
         return (V("title"), V("limits"), L("ui_lang"),
-                gr.update(label=t("mode", lang), choices=_mode_choices(lang), value=m),
+                gr.update(label=t("mode", lang), choices=_mode_choices(self.caps, lang),
+                          value=m),
                 V(STEP_KEYS.get(m, "step_preset")),
                 gr.update(label=t("text", lang), placeholder=t("text_ph", lang)),
                 L("voice"), L("prompt"), L("prompt_text"), L("speed"), L("strength"),

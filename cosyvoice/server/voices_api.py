@@ -19,7 +19,7 @@ from starlette.exceptions import HTTPException
 
 from cosyvoice.audio.io import storage_error
 from cosyvoice.errors import PromptError, TextError
-from cosyvoice.pipeline import PRESET_VOICES, Synthesizer
+from cosyvoice.pipeline import Synthesizer
 from cosyvoice.server.api import Api, discard_upload, error_responses
 from cosyvoice.server.gate import SynthesisGate
 from cosyvoice.voice.store import (
@@ -38,13 +38,13 @@ class VoiceRename(BaseModel):
                       description=f"new name: 1–{NAME_MAX} letters, digits, spaces, - _ .")
 
 
-def _presets() -> list[dict[str, Any]]:
-    return [{"name": k, "description": d, "kind": "preset"} for k, (_, d) in
-            PRESET_VOICES.items()]
+def _presets(synth: Synthesizer) -> list[dict[str, Any]]:
+    return [{"name": k, "description": d, "kind": "preset"} for k, d in
+            synth.capabilities.voices.items()]
 
 
-def _builtin(name: str) -> bool:
-    return name.strip().casefold() in {k.casefold() for k in PRESET_VOICES}
+def _builtin(synth: Synthesizer, name: str) -> bool:
+    return name.strip().casefold() in {k.casefold() for k in synth.capabilities.voices}
 
 
 def _summary(voice: SavedVoice) -> dict[str, Any]:
@@ -69,7 +69,7 @@ def voices_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
     @router.get("")
     def list_voices() -> dict:
         """Bundled voices and every saved one (use either name as ``voice``)."""
-        return {"voices": [*_presets(), *(_summary(v) for v in store.list())],
+        return {"voices": [*_presets(synth), *(_summary(v) for v in store.list())],
                 "max_saved": store.max_voices}
 
     @router.post("", status_code=201, openapi_extra=_MULTIPART,
@@ -101,27 +101,27 @@ def voices_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
     @router.get("/{name}", responses=error_responses(404))
     def get_voice(name: str) -> dict:
         """One voice: its description, or the measured profile of a saved one."""
-        if _builtin(name):
-            return next(p for p in _presets() if p["name"].casefold() == name.casefold())
+        if _builtin(synth, name):
+            return next(p for p in _presets(synth) if p["name"].casefold() == name.casefold())
         return _summary(store.get(name))
 
     @router.patch("/{name}", responses=error_responses(404, 409, 422))
     def rename_voice(name: str, body: VoiceRename) -> dict:
         """Rename a saved voice."""
-        _refuse_builtin(name, "renamed")
+        _refuse_builtin(synth, name, "renamed")
         return _summary(store.rename(name, body.name))
 
     @router.delete("/{name}", responses=error_responses(404, 422))
     def delete_voice(name: str) -> dict:
         """Delete a saved voice and its prompt recording."""
-        _refuse_builtin(name, "deleted")
+        _refuse_builtin(synth, name, "deleted")
         return {"deleted": store.delete(name)}
 
     return router
 
 
-def _refuse_builtin(name: str, what: str) -> None:
-    if _builtin(name):
+def _refuse_builtin(synth: Synthesizer, name: str, what: str) -> None:
+    if _builtin(synth, name):
         raise VoiceNameError(f"{name!r} is a built-in voice; it cannot be {what}")
 
 

@@ -45,7 +45,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,7 +55,6 @@ import torch
 from cosyvoice.audio.io import resample
 from cosyvoice.audio.mel import MelAnalyzer, MelConfig
 from cosyvoice.errors import CosyVoiceError
-from cosyvoice.vocoder.base import Vocoder
 from cosyvoice.voice.profile import FRAME_S, VoiceProfile
 
 logger = logging.getLogger(__name__)
@@ -133,13 +132,14 @@ class AdaptPlan:
 class VoiceAdapter:
     """Profile-driven voice transformation rendered through a mel vocoder.
 
-    ``vocoder`` follows :class:`~cosyvoice.vocoder.base.Vocoder`; ``mel_analyzer`` must
-    compute the mels that vocoder was trained on (same :class:`MelConfig`).
+    ``vocode`` turns a log-mel ``(n_mels, frames)`` into audio (the offline engine's
+    vocoder, which it owns); ``mel_analyzer`` must compute the mels that vocoder was
+    trained on (same :class:`MelConfig`), on the vocoder's device.
     """
 
-    def __init__(self, vocoder: Vocoder, mel_analyzer: MelAnalyzer,
+    def __init__(self, vocode: Callable[[torch.Tensor], np.ndarray], mel_analyzer: MelAnalyzer,
                  config: AdapterConfig | None = None) -> None:
-        self.vocoder = vocoder
+        self.vocode = vocode
         self.mel = mel_analyzer
         self.config = config or AdapterConfig()
         self._centers = _mel_centers(mel_analyzer.config)
@@ -167,10 +167,10 @@ class VoiceAdapter:
             x = self._psola(x, f0, plan)
             f0 = self._pitch(x) if plan.duration_factor != 1.0 else f0
         with torch.inference_mode():
-            mel = self.mel(torch.from_numpy(x).to(self.vocoder.device))[0]  # (n_mels, frames)
+            mel = self.mel(torch.from_numpy(x).to(self.mel.device))[0]  # (n_mels, frames)
             if strength > 0.0:
                 mel = mel + self._envelope_offset(mel, f0 > 0, target, strength)[:, None]
-            out = self.vocoder.vocode(mel)
+            out = self.vocode(mel)
         return self._finish(out, len(x)), self.sample_rate
 
     def _pitch(self, x: np.ndarray) -> np.ndarray:

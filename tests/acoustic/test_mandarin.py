@@ -9,9 +9,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from cosyvoice.acoustic.base import to_audio
 from cosyvoice.acoustic.fastspeech2 import default_model_dir
 from cosyvoice.acoustic.mandarin import MandarinAcoustic, ProsodyControls
-from cosyvoice.errors import ModelError, TextError
+from cosyvoice.errors import TextError
 
 SENTENCE = "今天天气很好，我们一起去公园散步吧。"  # 17 characters
 
@@ -31,7 +32,14 @@ def zh(vocoder, tmp_path_factory) -> MandarinAcoustic:
 
         path = tmp_path_factory.mktemp("zh") / "model"
         convert(path)
-    return MandarinAcoustic.load(path, vocoder=vocoder)
+    return MandarinAcoustic.load(path, mel_config=vocoder.mel_config)
+
+
+def speak(zh, vocoder, text: str, controls=None) -> tuple[np.ndarray, int, list[str]]:
+    """One sentence through the backend and the vocoder, as the offline engine does."""
+    out = zh.synthesize(text, controls=controls)
+    assert out.wav is None and out.mel is not None  # the engine owns the vocoder
+    return to_audio(out, vocoder.vocode), out.sample_rate, out.phonemes
 
 
 def f0_median(wav: np.ndarray, sr: int) -> float:
@@ -43,13 +51,13 @@ def f0_median(wav: np.ndarray, sr: int) -> float:
 
 
 def test_sentence_gives_speech_of_plausible_duration(zh, vocoder):
-    out = zh.synthesize(SENTENCE)
-    seconds = len(out.wav) / out.sample_rate
-    assert out.sample_rate == vocoder.sample_rate == 22050
+    wav, sr, phonemes = speak(zh, vocoder, SENTENCE)
+    seconds = len(wav) / sr
+    assert sr == vocoder.sample_rate == 22050
     assert 2.5 < seconds < 6.0, seconds  # 17 syllables at 3–6 per second
-    assert np.sqrt(np.mean(out.wav ** 2)) > 0.02
-    assert 170 < f0_median(out.wav, out.sample_rate) < 350  # Baker: one female speaker
-    assert out.phonemes[:2] == ["sil", "j"] and "ian1" in out.phonemes
+    assert np.sqrt(np.mean(wav ** 2)) > 0.02
+    assert 170 < f0_median(wav, sr) < 350  # Baker: one female speaker
+    assert phonemes[:2] == ["sil", "j"] and "ian1" in phonemes
 
 
 def test_duration_controls_scale_the_length(zh):
@@ -64,10 +72,10 @@ def test_duration_controls_scale_the_length(zh):
     assert 0.4 < fast.mel.shape[1] / base.mel.shape[1] < 0.6
 
 
-def test_pitch_control_moves_f0_the_right_way(zh):
+def test_pitch_control_moves_f0_the_right_way(zh, vocoder):
     def f0_of(controls):
-        out = zh.synthesize(SENTENCE, controls=controls)
-        return f0_median(out.wav, out.sample_rate)
+        wav, sr, _ = speak(zh, vocoder, SENTENCE, controls)
+        return f0_median(wav, sr)
 
     base = f0_of(None)
     up = f0_of(ProsodyControls(f0=lambda c: c.f0 + 1.0))
@@ -84,8 +92,8 @@ def test_energy_control_and_bad_controls(zh):
         zh.render(SENTENCE, controls=ProsodyControls(f0=np.zeros(3)))
     with pytest.raises(TextError, match="non-finite"):
         zh.render(SENTENCE, controls=ProsodyControls(energy=lambda c: c.energy * np.nan))
-    with pytest.raises(ModelError, match="vocoder"):
-        MandarinAcoustic(zh.model).synthesize(SENTENCE)
+    with pytest.raises(TextError, match="frontend cuts"):  # one sentence of ≤ 80 chars
+        zh.synthesize("今天天气很好" * 14 + "。")
 
 
 def test_bridge_reproduces_the_vocoder_mel_of_real_speech(zh, vocoder, real_female_prompt):
@@ -120,32 +128,32 @@ def test_bridge_reproduces_the_vocoder_mel_of_real_speech(zh, vocoder, real_fema
 
 @pytest.fixture(scope="module")
 def synth(tmp_path_factory):
-    from cosyvoice.lifecycle.manager import ModelManager
-    from cosyvoice.lifecycle.registry import default_specs
-    from cosyvoice.pipeline import Synthesizer
+    from cosyvoice.bootstrap import build
     from cosyvoice.settings import Settings
 
     tmp = tmp_path_factory.mktemp("zh-pipeline")
     settings = Settings(outputs_dir=tmp / "outputs", cache_dir=tmp / "cache",
                         log_dir=tmp / "logs", pidfile=tmp / "app.pid")
     settings.ensure_dirs()
-    return Synthesizer(ModelManager("cpu", default_specs(settings)), settings)
+    return build(settings, "cpu").synth
 
 
 def test_mixed_text_routes_runs_to_both_backends(synth):
+    from cosyvoice.frontend.plan import plan_text
     from cosyvoice.pipeline import SynthesisRequest
 
-    (sentence,) = synth._sentences("我用iPhone 15打电话。")
+    (sentence,) = plan_text("我用iPhone 15打电话。", 1000)
     assert [(r.lang, r.text) for r in sentence.runs] == [
         ("zh", "我用"), ("en", "iPhone fifteen"), ("zh", "打电话。")]
     r = synth.synthesize(SynthesisRequest(text="我用iPhone 15打电话。", voice="baker", seed=1))
     assert 1.5 < r.duration_s < 4.5
-    assert {"acoustic_zh", "acoustic_en"} <= set(synth._source_profiles)  # both adapted
+    assert {"acoustic_zh", "acoustic_en"} <= set(synth.engine._source_profiles)  # both adapted
     assert 170 < f0_median(r.wav, r.sample_rate) < 350  # one (female) speaker throughout
 
 
 def test_preset_voices_speak_chinese(synth):
-    from cosyvoice.pipeline import PRESET_VOICES, SynthesisRequest
+    from cosyvoice.engine.offline import PRESET_VOICES
+    from cosyvoice.pipeline import SynthesisRequest
 
     assert PRESET_VOICES["baker"][0] == "acoustic_zh"
     baker = synth.synthesize(SynthesisRequest(text=SENTENCE, voice="baker", seed=1))

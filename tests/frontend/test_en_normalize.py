@@ -2,14 +2,14 @@
 
 import pytest
 
-from cosyvoice.frontend.en_normalize import (
-    cardinal,
-    clean_text,
-    fraction,
-    normalize_en,
-    ordinal,
-    year,
-)
+from cosyvoice.frontend.clean import clean_text
+from cosyvoice.frontend.en_normalize import normalize_en as _normalize_en
+from cosyvoice.frontend.en_numbers import cardinal, fraction, ordinal, year
+
+
+def normalize_en(text: str) -> str:
+    """The frontend's pass for English: clean once, then normalize."""
+    return _normalize_en(clean_text(text))
 
 GOLDEN = [
     # cardinals, negatives, decimals

@@ -13,9 +13,7 @@ import pytest
 import soundfile as sf
 from gradio_client import Client, handle_file
 
-from cosyvoice.lifecycle.manager import ModelManager
-from cosyvoice.lifecycle.registry import default_specs
-from cosyvoice.pipeline import Synthesizer
+from cosyvoice.bootstrap import build
 from cosyvoice.server.plots import result_picture
 from cosyvoice.server.ui import make_generate_stream
 from cosyvoice.settings import Settings
@@ -129,7 +127,7 @@ def test_streamed_chunks_are_the_saved_samples(tmp_path):
                         log_dir=tmp_path / "logs", pidfile=tmp_path / "app.pid",
                         voices_dir=tmp_path / "voices")
     settings.ensure_dirs()
-    synth = Synthesizer(ModelManager("cpu", default_specs(settings)), settings)
+    synth = build(settings, "cpu").synth
     stream = make_generate_stream(synth)
     outs = list(stream("preset", TWO_SENTENCES, "joe", None, "", 1.0, 5, 1.0, "", [],
                        progress=lambda *a, **k: None))

@@ -23,7 +23,7 @@ SENTENCE = "The little boat drifted slowly across the calm blue lake at sunset."
 @pytest.fixture(scope="module")
 def adapter() -> VoiceAdapter:
     vocoder = HifiGanVocoder.load(device="cpu")
-    return VoiceAdapter(vocoder, MelAnalyzer(vocoder.mel_config))
+    return VoiceAdapter(vocoder.vocode, MelAnalyzer(vocoder.mel_config))
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +112,7 @@ def test_envelope_moves_toward_target(full, piper_wav, target, adapter) -> None:
 
 
 def test_bypass_at_zero_returns_input(adapter, piper_wav, source, target) -> None:
-    bypass = VoiceAdapter(adapter.vocoder, adapter.mel, AdapterConfig(bypass_at_zero=True))
+    bypass = VoiceAdapter(adapter.vocode, adapter.mel, AdapterConfig(bypass_at_zero=True))
     y, sr = bypass.adapt(*piper_wav, source, target, strength=0.0)
     wav, wsr = piper_wav
     np.testing.assert_allclose(y, resample(wav, wsr, sr))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cosyvoice.voice.instruct import (
+from cosyvoice.prosody.instruct import (
     DIALECTS,
     EMOTIONS,
     PITCH_RANGE,

@@ -8,7 +8,7 @@ import pytest
 from cosyvoice.acoustic.mandarin import ProsodyContext, ProsodyControls
 from cosyvoice.errors import TextError
 from cosyvoice.frontend.zh_g2p import zh_to_phones
-from cosyvoice.voice.dialects import (
+from cosyvoice.prosody.dialects import (
     BAKER_SCALE,
     DIALECTS,
     F0_HZ_PER_Z,
@@ -19,7 +19,7 @@ from cosyvoice.voice.dialects import (
     citation_tones,
     dialect_controls,
     get_dialect,
-    render_dialect,
+    rendering_controls,
     supported_keys,
     syllable_spans,
     tone_map,
@@ -143,7 +143,21 @@ def zh():
 
     if not (default_model_dir() / "fastspeech2.pt").exists():
         pytest.fail("models/zh_fastspeech2 is missing: run the converter (bash run.sh does)")
-    return MandarinAcoustic.load(vocoder=HifiGanVocoder.load())
+    vocoder = HifiGanVocoder.load()
+    zh = MandarinAcoustic.load(mel_config=vocoder.mel_config)
+    zh.test_vocoder = vocoder
+    return zh
+
+
+def render_dialect(zh, text: str, key: str):
+    """One sentence in dialect ``key`` as the offline engine speaks it: the Mandarin
+    backend with the dialect's rendering controls, vocoded, contours imposed."""
+    import dataclasses
+
+    from cosyvoice.acoustic.base import to_audio
+
+    out = zh.synthesize(text, controls=rendering_controls(key))
+    return dataclasses.replace(out, wav=to_audio(out, zh.test_vocoder.vocode))
 
 
 def test_render_with_controls_speaks_the_substituted_tone_phones(zh):

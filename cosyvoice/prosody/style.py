@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from cosyvoice.errors import CosyVoiceError
-from cosyvoice.voice.instruct import Instruction
+from cosyvoice.prosody.instruct import Instruction
 
 logger = logging.getLogger(__name__)
 
@@ -194,7 +194,7 @@ class Style:
         z = float(np.clip(self.pitch_st / ST_PER_F0_Z, -MAX_F0_Z_SHIFT, MAX_F0_Z_SHIFT))
         return z, self.pitch_st - z * ST_PER_F0_Z
 
-    def mandarin_controls(self):
+    def acoustic_controls(self):
         """ProsodyControls carrying this style's F0 level (model units). The range goes by
         PSOLA in :meth:`post`: ``pitch_scale`` 1.3 widened the measured 5–95 % range of
         Baker's output by only ×1.02 (bench/emotions.py), PSOLA by the factor asked."""

@@ -12,13 +12,11 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from cosyvoice.bootstrap import build
 from cosyvoice.errors import PromptError, TextError
-from cosyvoice.lifecycle.manager import ModelManager
-from cosyvoice.lifecycle.registry import default_specs
 from cosyvoice.pipeline import SynthesisRequest, Synthesizer
-from cosyvoice.settings import Settings
-from cosyvoice.voice.instruct import parse_instruction
-from cosyvoice.voice.style import (
+from cosyvoice.prosody.instruct import parse_instruction
+from cosyvoice.prosody.style import (
     DEFAULT_EMOTIONS,
     EmotionStyle,
     Style,
@@ -28,6 +26,7 @@ from cosyvoice.voice.style import (
     load_emotion_rules,
     merge_controls,
 )
+from cosyvoice.settings import Settings
 
 EN = "The cat sat on the warm mat."
 ZH = "今天天气很好，我们去公园散步。"
@@ -50,7 +49,7 @@ def rms_db(wav: np.ndarray) -> float:
 def test_every_emotion_has_rules_and_directions_follow_the_literature():
     ins_emotions = set(parse_instruction("").__class__.__dataclass_fields__)  # sanity
     assert "emotion" in ins_emotions
-    from cosyvoice.voice.instruct import EMOTIONS
+    from cosyvoice.prosody.instruct import EMOTIONS
 
     assert set(EMOTIONS) == set(DEFAULT_EMOTIONS)
     t = DEFAULT_EMOTIONS
@@ -127,7 +126,7 @@ def test_tilt_moves_energy_between_low_and_high_bands_at_equal_rms():
 
 
 def test_shift_pitch_moves_median_and_widens_range_in_semitones():
-    from cosyvoice.voice.style import shift_pitch
+    from cosyvoice.prosody.style import shift_pitch
 
     sr = 22050
 
@@ -173,7 +172,7 @@ def synth(tmp_path_factory) -> Synthesizer:
     settings = Settings(outputs_dir=tmp / "outputs", cache_dir=tmp / "cache",
                         log_dir=tmp / "logs", pidfile=tmp / "app.pid")
     settings.ensure_dirs()
-    return Synthesizer(ModelManager("cpu", default_specs(settings)), settings)
+    return build(settings, "cpu").synth
 
 
 def _say(synth, text, instruction="", **kw):
@@ -203,7 +202,7 @@ def spread_st(wav: np.ndarray, sr: int) -> float:
 
 
 def test_model_range_response_undoes_the_narrowing_of_a_lowered_pitch():
-    from cosyvoice.voice.style import model_range_response
+    from cosyvoice.prosody.style import model_range_response
 
     assert model_range_response(0.0) == 1.0
     assert model_range_response(1.5) == 1.0  # raising: no trend measured, no correction

@@ -30,7 +30,7 @@ SPEED_STEP = 0.3  # "faster": ×1.3 per unit of intensity ("a bit" 0.5, "much" 1
 VOLUME_STEP_DB = 5.0  # "louder": +5 dB per unit of intensity
 PITCH_STEP_ST = 3.0  # "higher": +3 semitones per unit of intensity
 
-# Canonical dialect keys (shared with cosyvoice.voice.dialects).
+# Canonical dialect keys (shared with cosyvoice.prosody.dialects).
 DIALECTS = ("sichuan", "chongqing", "dongbei", "tianjin", "jinan", "zhengzhou", "xian",
             "lanzhou", "yinchuan", "taiyuan", "kunming", "guiyang", "wuhan", "changsha",
             "nanchang", "cantonese", "shanghainese", "minnan", "hakka")

@@ -1,9 +1,9 @@
 """Chinese dialects as tone re-mapping of the Mandarin voice (官话 and nearby varieties).
 
-    from cosyvoice.voice.dialects import DIALECTS, dialect_controls, render_dialect
+    from cosyvoice.prosody.dialects import DIALECTS, dialect_controls, rendering_controls
     DIALECTS["sichuan"].tones                    # {1: "55", 2: "21", 3: "53", 4: "213"}
     zh.synthesize("今天天气很好。", controls=dialect_controls("sichuan"))   # controls only
-    render_dialect(zh, "今天天气很好。", "sichuan")  # + exact contours (what the pipeline uses)
+    zh.synthesize("今天天气很好。", controls=rendering_controls("sichuan"))  # + exact contours
 
 What it is: Mandarin text spoken with the *tone values* of a dialect. Each Mandarin tone
 category (阴平 阳平 上声 去声) is given the dialect's Chao tone letters (1 = lowest … 5 =
@@ -23,17 +23,18 @@ How it is rendered, in two layers (bench/dialects.py measures both):
    per-phone pitch is set to the value's start and end pitch (the final carries the
    start, the break after it the end: the model's audio lags
    its durations by about one phone, see bench/zh_tones.py).
-2. :func:`render_dialect`: the tone phones of layer 1 (not its per-phone pitch, which made
-   low values creak), vocoded, then the exact Chao contour of each syllable is imposed by
-   pitch-tier resynthesis (Praat PSOLA via parselmouth) over the voiced part of the
-   syllable's span from the model's own durations (its final plus the break after it).
+2. :func:`rendering_controls` (what the offline engine uses): the tone phones of layer 1
+   (not its per-phone pitch, which made low values creak), vocoded, then the exact Chao
+   contour of each syllable is imposed by pitch-tier resynthesis (Praat PSOLA via
+   parselmouth) over the voiced part of the syllable's span from the model's own
+   durations (its final plus the break after it).
 
 Chao letters map onto the Baker voice's own F0 range (:data:`BAKER_SCALE`): letter 1 at
 its 5th and letter 5 at its 95th F0 percentile over the pipeline's Chinese calibration
 passage, equal steps in log frequency between.
 
 Cantonese, Shanghainese, Minnan and Hakka are listed but not supported (see each entry's
-``reason``); :func:`dialect_controls` and :func:`render_dialect` refuse them with
+``reason``); :func:`dialect_controls` and :func:`rendering_controls` refuse them with
 :class:`UnsupportedDialectError`, never by speaking Mandarin silently.
 """
 
@@ -44,9 +45,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from cosyvoice.acoustic.base import AcousticOutput
 from cosyvoice.acoustic.mandarin import (
-    MandarinAcoustic,
     MandarinRender,
     ProsodyContext,
     ProsodyControls,
@@ -283,7 +282,7 @@ def dialect_controls(key: str) -> ProsodyControls:
 
     Controls alone see the G2P's surface tones (after Mandarin sandhi) and reach the value's
     shape less often (bench/dialects.py, "controls only" column: rising and low level
-    values mostly miss); :func:`render_dialect` is the full rendering. Raises
+    values mostly miss); :func:`rendering_controls` is the full rendering. Raises
     :class:`UnsupportedDialectError` (listing the supported ones) for an unknown or
     unsupported dialect.
     """
@@ -392,41 +391,29 @@ def citation_tones(zh: ZhPhones) -> ZhPhones:
     return ZhPhones(zh.text, list(zh.phones), list(zh.ids), syllables)
 
 
-def render_dialect(mandarin: MandarinAcoustic, text: str, key: str, speed: float = 1.0,
-                   controls: ProsodyControls | None = None, vocoder=None) -> AcousticOutput:
-    """Speak Chinese ``text`` with dialect ``key``'s tones: tone phones + exact contours.
+def rendering_controls(key: str, controls: ProsodyControls | None = None) -> ProsodyControls:
+    """Mandarin backend controls that speak with dialect ``key``'s tones: tone phones by
+    citation category (:func:`citation_tones`, not Mandarin's sandhi output), then each
+    syllable's F0 replaced by its exact contour after the vocoder (the ``after`` hook).
 
-    Tone categories are citation tones (:func:`citation_tones`), not Mandarin's sandhi
-    output. ``controls`` (e.g. an emotion's) supply durations, energy, F0 and the scalars; the
-    dialect sets the tone phones and then replaces each syllable's F0 by its contour
-    (a caller's ``pitch_scale``/``pitch_shift`` move the Chao scale by the same ratio, so
-    a higher-pitched emotion stays higher). The output sample rate is the vocoder's.
-    Raises :class:`UnsupportedDialectError` for a dialect it cannot speak.
+    ``controls`` (e.g. an emotion's) supply durations, energy, F0 and the scalars; a
+    caller's ``pitch_scale``/``pitch_shift`` move the Chao scale by the same ratio, so a
+    higher-pitched emotion stays higher. Raises :class:`UnsupportedDialectError` for a
+    dialect it cannot speak.
     """
     dialect = get_dialect(key)
-    voc = mandarin._vocoder(vocoder)
     # Tone phones only: the per-phone pitch of layer 1 is left out here because the
     # contours replace it, and its low targets (letters 1–2) made the model's voice creak
     # or go unvoiced, which PSOLA cannot repair (bench/dialects.py: dipping 213 matched
     # 1/3 with it, 3/3 without, in the development run).
-    phones_only = ProsodyControls(tone_map=tone_map(dialect))
+    out = ProsodyControls(tone_map=tone_map(dialect), phones=citation_tones)
     if controls is not None:
-        phones_only.durations, phones_only.energy = controls.durations, controls.energy
-        phones_only.f0 = controls.f0
-        phones_only.pitch_scale, phones_only.pitch_shift = (controls.pitch_scale,
-                                                            controls.pitch_shift)
-        phones_only.energy_scale = controls.energy_scale
+        out.durations, out.energy, out.f0 = controls.durations, controls.energy, controls.f0
+        out.pitch_scale, out.pitch_shift = controls.pitch_scale, controls.pitch_shift
+        out.energy_scale = controls.energy_scale
     scale = _shifted_scale(controls)
-    pieces, phones = [], []
-    for sentence in mandarin.chunks(text):
-        zh = citation_tones(mandarin.g2p(sentence))
-        r = mandarin.render_phones(zh, speed, phones_only, voc.mel_config)
-        wav = np.asarray(voc.vocode(r.mel), dtype=np.float32).reshape(-1)
-        pieces.append(impose_contours(wav, int(voc.sample_rate), r, dialect, scale))
-        phones.extend(r.phones)
-    wav = np.concatenate(pieces)
-    return AcousticOutput(wav=np.clip(wav, -1.0, 1.0), sample_rate=int(voc.sample_rate),
-                          phonemes=phones)
+    out.after = lambda wav, sr, render: impose_contours(wav, sr, render, dialect, scale)
+    return out
 
 
 def _shifted_scale(controls: ProsodyControls | None) -> ChaoScale:

@@ -1,0 +1,48 @@
+"""The offline engine, the embedded default: text frontend → Piper (English) / FastSpeech2
+(Mandarin) → voice adapter → HiFi-GAN, every weight from a registry package.
+
+Importing this package loads no model: :data:`FACTORY` holds the capabilities as data, the
+model specs and the builder import their modules when called.
+"""
+
+from __future__ import annotations
+
+from cosyvoice.engine.base import Capabilities, EngineFactory
+
+# preset voice → (its acoustic model, label)
+PRESET_VOICES = {
+    "joe": ("acoustic_en", "English · male (Piper en_US-joe-medium)"),
+    "baker": ("acoustic_zh", "Mandarin · female (Baker FastSpeech2, non-commercial)"),
+}
+
+CAPABILITIES = Capabilities(
+    name="offline",
+    label="Offline (Piper · FastSpeech2 · HiFi-GAN)",
+    modes=("preset", "clone", "cross_lingual", "instruct"),
+    languages=("en", "zh"),
+    voices={name: label for name, (_, label) in PRESET_VOICES.items()},
+    default_voice="joe",
+    sample_rate=22050,  # HiFi-GAN V1 universal; every output goes through its rate
+    prompt_modes=("clone", "cross_lingual"),
+    voice_modes=("preset", "instruct"),
+    streaming=True,
+    instructions=True,
+    seed_deterministic=True,
+    saved_voices=True,
+    part_chars={"zh": 80},  # FastSpeech2's positions end at 25.6 s (MAX_CHUNK_CHARS)
+)
+
+
+def _specs(settings):
+    from cosyvoice.engine.offline.models import offline_specs
+
+    return offline_specs(settings)
+
+
+def _build(manager, settings):
+    from cosyvoice.engine.offline.engine import OfflineEngine
+
+    return OfflineEngine(manager, settings)
+
+
+FACTORY = EngineFactory(CAPABILITIES, _specs, _build)

@@ -1,0 +1,230 @@
+"""The offline engine: each language run spoken by its backend, moved toward a target
+voice by the adapter, styled by an instruction, all rendered through one HiFi-GAN.
+
+The engine owns the vocoder: backends that end in a mel (Mandarin) and the voice adapter
+reach it only through :meth:`OfflineEngine._vocode`. Models come from the ModelManager on
+every call, so a reload or unload never leaves the engine holding a stale one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from cosyvoice.acoustic.base import to_audio
+from cosyvoice.audio.io import resample
+from cosyvoice.audio.join import join_runs
+from cosyvoice.engine.base import SPEED_RANGE, EngineChunk, EngineRequest
+from cosyvoice.engine.offline import CAPABILITIES, PRESET_VOICES
+from cosyvoice.errors import TextError
+from cosyvoice.frontend.plan import main_language, run_parts
+from cosyvoice.lifecycle.manager import ModelManager
+from cosyvoice.prosody.instruct import parse_instruction
+from cosyvoice.prosody.style import Style, load_emotion_rules
+from cosyvoice.settings import Settings
+from cosyvoice.speaker.cache import LruCache, audio_key
+from cosyvoice.speaker.validation import PromptAudio
+
+logger = logging.getLogger(__name__)
+
+BACKENDS = {"en": "acoustic_en", "zh": "acoustic_zh"}  # run language → acoustic model
+# <strong>…</strong>: emphasis as English and Mandarin mark it acoustically — a higher,
+# wider pitch excursion, more energy and a slower, longer word (e.g. Xu & Xu 2005,
+# "Phonetic realization of focus in English declarative intonation"; Chen & Gussenhoven
+# 2008 for Mandarin focus), plus the short phrase break that join_runs puts around it.
+EMPHASIS = Style(pitch_st=2.0, range_factor=1.3, gain_db=3.0)
+EMPHASIS_RATE = 0.88
+# Read once per backend at load to measure its voice profile (F0 median and range,
+# formants, spectral envelope): the adapter's "source" side. Fixed passages, already
+# normalized and cut to what each backend speaks at once, so a request's adaptation never
+# depends on what was synthesized before it.
+CALIBRATION_PARTS = {
+    "acoustic_en": ("The birch canoe slid on the smooth planks. Glue the sheet to the dark "
+                    "blue background. It is easy to tell the depth of a well. These days a "
+                    "chicken leg is a rare dish. Rice is often served in round bowls.",),
+    "acoustic_zh": ("今天早上天气很好，我们一起去公园散步。", "他每天都坐公共汽车去上班。",
+                    "这本书讲的是一个关于友谊的故事。", "请把桌子上的杯子递给我。"),
+}
+
+
+@dataclass
+class _Plan:
+    target_profile: object | None
+    style: Style | None = None  # what the instruction asks (None: no instruction)
+    speed: float = 1.0  # the request's speed × the style's rate, clamped
+
+
+class OfflineEngine:
+    """The :class:`~cosyvoice.engine.base.Engine` of the embedded default chain."""
+
+    capabilities = CAPABILITIES
+
+    def __init__(self, manager: ModelManager, settings: Settings) -> None:
+        self.manager = manager
+        self._profiles = LruCache(settings.profile_cache_size)  # prompt audio → profile
+        self._source_profiles: dict[str, object] = {}  # acoustic model name → profile
+        self.emotion_rules = load_emotion_rules(settings.emotion_rules)
+
+    # ---- voices -----------------------------------------------------------------------
+    def voice_from_prompt(self, prompt: PromptAudio):
+        """The prompt's :class:`~cosyvoice.voice.profile.VoiceProfile` (cached by audio)."""
+        from cosyvoice.voice.profile import VoiceProfile
+
+        key = audio_key(prompt.wav, prompt.sr)
+        profile = self._profiles.get(key)
+        if profile is None:
+            profile = VoiceProfile.from_audio(prompt.wav, prompt.sr)
+            self._profiles.put(key, profile)
+        return profile
+
+    def warm(self) -> None:
+        """Measure each backend's source profile now, so no request pays for it."""
+        for name in CALIBRATION_PARTS:
+            self._source_profile(name)
+
+    def _source_profile(self, name: str):
+        """The profile of backend ``name``, measured once on its calibration passage."""
+        from cosyvoice.voice.profile import VoiceProfile
+
+        profile = self._source_profiles.get(name)
+        if profile is None:
+            wav, sr, _ = self._speak(name, CALIBRATION_PARTS[name], 1.0, 0, None)
+            profile = VoiceProfile.from_audio(wav, sr, self._adapter().mel)
+            self._source_profiles[name] = profile
+            logger.info("measured the source profile of %s (F0 median %.0f Hz)", name,
+                        profile.f0_median_hz)
+        return profile
+
+    # ---- the entry point ----------------------------------------------------------------
+    def synthesize(self, request: EngineRequest) -> Iterator[EngineChunk]:
+        """Plan now (errors raised before any audio), then render sentence by sentence."""
+        return self._render(request, self._plan(request))
+
+    def _plan(self, req: EngineRequest) -> _Plan:
+        profile = None
+        if req.prompt is not None:
+            profile = self.voice_from_prompt(req.prompt)
+            if (req.mode == "cross_lingual" and req.prompt_text.strip()
+                    and main_language(req.prompt_text) == _text_language(req)):
+                req.notes.append("the prompt's transcript and the text are in the same "
+                                 "language: cross-lingual cloning works like 3-second "
+                                 "cloning here")
+        elif req.saved_voice is not None:  # a saved voice: clone from its stored profile
+            profile = req.saved_voice.profile
+        plan = _Plan(profile, speed=float(req.speed))
+        if req.instruction.strip():
+            self._plan_style(req, plan)
+        return plan
+
+    def _plan_style(self, req: EngineRequest, plan: _Plan) -> None:
+        """Parse the instruction into ``plan.style`` (its messages into the notes); check a
+        dialect up front so an unsupported one is refused before any audio is made."""
+        from cosyvoice.prosody.dialects import dialect_controls
+
+        ins = parse_instruction(req.instruction)
+        if ins.unknown and not ins.understood:
+            words = ", ".join(ins.unknown)
+            raise TextError(f"instruction not understood: {words} / 未能理解指令：{words}. Try "
+                            "e.g. \"speak happily and a bit faster\", \"悲伤地朗读\", "
+                            "\"语速 1.5 倍\", \"higher pitch\", \"用四川话说\"")
+        req.notes.extend(ins.messages())
+        style = Style.from_instruction(ins, self.emotion_rules)
+        if style.dialect is not None:
+            if not any("zh" in s.languages for s in req.sentences):
+                req.notes.append("dialect applies to Chinese text only / 方言只作用于中文文本")
+                style = dataclasses.replace(style, dialect=None)
+            else:
+                dialect_controls(style.dialect)  # raises if it cannot be spoken
+        speed = float(req.speed) * style.rate
+        lo, hi = SPEED_RANGE
+        if not lo <= speed <= hi:
+            req.notes.append(f"speed {speed:.2f} (speed × instruction) is outside {lo}–{hi}; "
+                             f"using {min(max(speed, lo), hi)} / 语速超出范围，已调整")
+            speed = min(max(speed, lo), hi)
+        plan.style, plan.speed = style, speed
+
+    # ---- rendering ----------------------------------------------------------------------
+    def _render(self, req: EngineRequest, plan: _Plan) -> Iterator[EngineChunk]:
+        """One chunk per sentence; each language run spoken by its backend.
+
+        Cloning: every run is moved by the adapter from its backend's profile toward the
+        target's. A preset voice: runs in the voice's own language come straight from its
+        backend; a run in another language (Piper inside a Baker sentence, Baker inside a
+        Joe sentence) is moved toward the preset voice's profile, and so is every run of a
+        sentence that mixes backends, so that the sentence sounds like one speaker.
+        """
+        sr_out = self.capabilities.sample_rate
+        voice = (PRESET_VOICES[req.voice][0] if plan.target_profile is None
+                 and req.voice in PRESET_VOICES else None)
+        adapter = self._adapter()
+        for i, sentence in enumerate(req.sentences):
+            names = [BACKENDS[r.lang] for r in sentence.runs]
+            pieces = []
+            for run, name, emphasis in zip(sentence.runs, names, sentence.flags(), strict=True):
+                speed = plan.speed
+                if emphasis:
+                    speed = min(max(speed * EMPHASIS_RATE, SPEED_RANGE[0]), SPEED_RANGE[1])
+                seed = None if req.seed is None else int(req.seed) + i
+                wav, sr, pitch_done = self._speak(
+                    name, run_parts(run, self.capabilities.part_chars), speed, seed,
+                    plan.style)
+                if plan.target_profile is not None:
+                    target, strength = plan.target_profile, req.strength
+                elif voice is not None and (name != voice or len(set(names)) > 1):
+                    target, strength = self._source_profile(voice), 1.0
+                else:
+                    target = None
+                if target is not None:
+                    wav, sr = adapter.adapt(wav, sr, self._source_profile(name), target,
+                                            strength)
+                if plan.style is not None:  # Mandarin runs got F0 from the model's scalars
+                    wav = plan.style.post(wav, sr, pitch_done=pitch_done)
+                if emphasis:
+                    wav = EMPHASIS.post(wav, sr)
+                pieces.append(resample(wav, sr, sr_out))
+            wav = join_runs(pieces, sr_out) if len(pieces) > 1 else pieces[0]
+            yield EngineChunk(i, wav)
+
+    def _speak(self, name: str, parts: list[str] | tuple[str, ...], speed: float,
+               seed: int | None, style: Style | None) -> tuple[np.ndarray, int, bool]:
+        """One run through backend ``name``, part by part: ``(wav, rate, pitch applied)``.
+        The style's acoustic controls (and its dialect's tones) go to every backend; one
+        without per-phone controls ignores them and says so."""
+        acoustic = self.manager.get(name)
+        controls = None
+        if style is not None:
+            controls = style.acoustic_controls()
+            if style.dialect is not None:
+                from cosyvoice.prosody.dialects import rendering_controls
+
+                controls = rendering_controls(style.dialect, controls)
+        pieces, sr, pitch_done = [], int(acoustic.sample_rate), False
+        for part in parts:
+            out = acoustic.synthesize(part, speed=speed, seed=seed, controls=controls)
+            pieces.append(to_audio(out, self._vocode))
+            sr, pitch_done = int(out.sample_rate), out.pitch_applied
+        return np.concatenate(pieces), sr, pitch_done
+
+    def _vocode(self, mel) -> np.ndarray:
+        """The one place the offline chain runs its vocoder."""
+        return self.manager.get("vocoder").vocode(mel)
+
+    def _adapter(self):
+        """A VoiceAdapter bound to the vocoder that serves now.
+
+        Built per request (cheap: a mel filterbank) so that no long-lived object keeps an
+        unloaded or replaced vocoder alive.
+        """
+        from cosyvoice.audio.mel import MelAnalyzer
+        from cosyvoice.voice.adapter import VoiceAdapter
+
+        vocoder = self.manager.get("vocoder")
+        return VoiceAdapter(self._vocode, MelAnalyzer(vocoder.mel_config, device=vocoder.device))
+
+
+def _text_language(req: EngineRequest) -> str:
+    return main_language(" ".join(s.text for s in req.sentences))

@@ -1,0 +1,3 @@
+"""Prosody control: natural-language instructions (emotion, speed, volume, pitch,
+dialect) parsed into a :class:`~cosyvoice.prosody.style.Style`, and Chinese dialect tone
+rendering for the Mandarin backend."""
