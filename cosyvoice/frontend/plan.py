@@ -92,7 +92,7 @@ def run_parts(run: Run, limits: Mapping[str, int]) -> list[str]:
     """``run``'s text in pieces its backend can speak at once (``limits[run.lang]``
     characters; no limit for a language not named)."""
     limit = limits.get(run.lang)
-    if limit is None:
+    if limit is None or len(run.text) <= limit:
         return [run.text]
     return split_sentences(run.text, max_chars=limit) or [run.text]
 
