@@ -10,7 +10,7 @@ Architecture (Kong et al. 2020, jik876/hifi-gan ``models.py``)::
 
 Checkpoints store every conv with weight norm (``weight_g``, ``weight_v``); we fold them
 into plain weights at load (``w = g · v / ‖v‖``, norm over all dims but 0), so inference
-runs on plain convs. See :mod:`cosyvoice.vocoder.fast_cpu` for the CPU fast path.
+runs on plain convs. See :mod:`cosyvoice.vocoder.cpu_generator` for the CPU fast path.
 """
 
 from __future__ import annotations
