@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from cosyvoice.config import dataclass_from_dict
 from cosyvoice.errors import ModelError, TextError
 
 logger = logging.getLogger(__name__)
@@ -87,8 +88,7 @@ class FastSpeech2Config:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FastSpeech2Config:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        return dataclass_from_dict(cls, data)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

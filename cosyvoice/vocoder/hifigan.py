@@ -29,6 +29,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from cosyvoice.audio.mel import MelConfig
+from cosyvoice.config import dataclass_from_dict
 from cosyvoice.errors import ModelError
 
 logger = logging.getLogger(__name__)
@@ -71,8 +72,7 @@ class HifiGanConfig:
             mel = MelConfig.from_dict(d["mel"])
         else:
             mel = MelConfig.from_hifigan_config(d)
-        names = {f.name for f in dataclasses.fields(cls)} - {"mel"}
-        return cls(mel=mel, **{k: d[k] for k in names if k in d})
+        return dataclass_from_dict(cls, {**d, "mel": mel})
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
