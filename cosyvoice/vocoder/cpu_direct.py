@@ -21,11 +21,12 @@ from torch import nn
 from cosyvoice.vocoder.cpu_tiling import (
     CL,
     Tiled,
-    add_tile_,
+    add_tiles_,
     channels_last,
     padded_input,
     tile_plan,
     time_major,
+    write_tiles_,
 )
 from cosyvoice.vocoder.hifigan import LRELU_SLOPE
 
@@ -93,10 +94,8 @@ class DirectConv(Tiled):
         buf = padded_input(x, self.left, covered + self.span - 1, pre_slope)
         out = x.new_empty(covered, self.out_ch) if dest is None else (
             dest[offset:offset + covered])
-        for start, length in self.tiles(out_len):
-            xin = channels_last(buf[start:start + length + self.span - 1])
-            out[start:start + length].copy_(time_major(self._conv(xin, post_slope)))
-        return out
+        return write_tiles_(out, self.tiles(out_len), lambda start, length: self._conv(
+            channels_last(buf[start:start + length + self.span - 1]), post_slope))
 
     def _weight(self, width: int) -> torch.Tensor:
         """The weight for an input ``width`` samples wide: tiled and fused, packed once
@@ -170,25 +169,18 @@ class DirectConv(Tiled):
         """Whether :meth:`add_padded_` and :func:`fused_pair_` serve (tiled, fused)."""
         return self.tile is not None and self.fused
 
-    def _add_tile_(self, tm: torch.Tensor, start: int, length: int,
-                   xin: torch.Tensor) -> None:
-        """``tm[start:start + length] += conv(xin)`` for one tile of the time-major
-        accumulator ``tm`` (:func:`add_tile_`)."""
-        def add(dest: torch.Tensor) -> None:
-            torch.ops.mkldnn._convolution_pointwise_.binary(
-                dest, xin, self._weight(xin.shape[-1]), self.bias, self.padding,
-                [1, 1], self.dil2d, 1, "add", None, None, [], None)
-
-        add_tile_(tm, start, length, add)
+    def _add_into(self, dest: torch.Tensor, xin: torch.Tensor) -> None:
+        """``dest += conv(xin)`` for one tile, ``(1, O, 1, L)`` and ``(1, C, 1, L + span - 1)``
+        channels-last (tiled and fused only)."""
+        torch.ops.mkldnn._convolution_pointwise_.binary(
+            dest, xin, self._weight(xin.shape[-1]), self.bias, self.padding,
+            [1, 1], self.dil2d, 1, "add", None, None, [], None)
 
     def add_padded_(self, buf: torch.Tensor, acc: torch.Tensor) -> torch.Tensor:
         """``acc += conv`` of a time-major input already padded (``left`` zeros, the
         input, zeros up to :meth:`padded_rows`); tiled and fused only. Returns ``acc``."""
-        tm = time_major(acc)
-        for start, length in self.tiles(acc.shape[-1]):
-            self._add_tile_(tm, start, length,
-                            channels_last(buf[start:start + length + self.span - 1]))
-        return acc
+        return add_tiles_(acc, self.tiles(acc.shape[-1]), lambda start, length, dest: (
+            self._add_into(dest, channels_last(buf[start:start + length + self.span - 1]))))
 
 
 class UpConv:
@@ -248,8 +240,8 @@ def fused_pair_(c1: DirectConv, c2: DirectConv, acc: torch.Tensor) -> torch.Tens
     # Row r of buf feeds c1's output at position r - c2.left.
     buf = padded_input(acc, c1.left + c2.left, c2.covered(t) + halo + c1.span - 1,
                        LRELU_SLOPE)
-    tm = time_major(acc)
-    for start, length in c2.tiles(t):
+
+    def add(start: int, length: int, dest: torch.Tensor) -> None:
         mid = time_major(c1._conv(channels_last(
             buf[start:start + length + halo + c1.span - 1]), LRELU_SLOPE))
         if start < c2.left:  # rows before the signal's start
@@ -257,5 +249,6 @@ def fused_pair_(c1: DirectConv, c2: DirectConv, acc: torch.Tensor) -> torch.Tens
         end = t + c2.left - start  # first row past the signal's end
         if end < length + halo:
             mid[max(end, 0):].zero_()
-        c2._add_tile_(tm, start, length, channels_last(mid))
-    return acc
+        c2._add_into(dest, channels_last(mid))
+
+    return add_tiles_(acc, c2.tiles(t), add)

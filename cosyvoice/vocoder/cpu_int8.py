@@ -18,11 +18,12 @@ from torch import nn
 from cosyvoice.vocoder.cpu_tiling import (
     CL,
     Tiled,
-    add_tile_,
+    add_tiles_,
     channels_last,
     padded_input,
     tile_plan,
     time_major,
+    write_tiles_,
 )
 
 # torch 2.13 marks quantized tensor creation deprecated; Int8Conv only uses it to round
@@ -140,9 +141,7 @@ class Int8Conv(Tiled):
         tiles, covered, u8, scale, zero = self._prepare(x, pre_slope)
         out = x.new_empty(covered, self.out_ch) if dest is None else (
             dest[offset:offset + covered])
-        for start, length in tiles:
-            out[start:start + length].copy_(
-                time_major(self._conv(u8, start, length, scale, zero)))
+        write_tiles_(out, tiles, partial(self._conv, u8, scale=scale, zero=zero))
         if post_slope is not None:
             F.leaky_relu_(out[:out_len], post_slope)
         return out
@@ -180,9 +179,7 @@ class Int8Conv(Tiled):
 
     def _add_tiles(self, u8: torch.Tensor, scale: float, zero: int,
                    acc: torch.Tensor) -> torch.Tensor:
-        """``acc += conv`` of the quantized padded input ``u8``, tile by tile
-        (:func:`add_tile_`: oneDNN's ``sum`` post-op adds into ``acc``)."""
-        tm = time_major(acc)
-        for start, length in self.tiles(acc.shape[-1]):
-            add_tile_(tm, start, length, partial(self._conv, u8, start, length, scale, zero))
-        return acc
+        """``acc += conv`` of the quantized padded input ``u8``, tile by tile (oneDNN's
+        ``sum`` post-op adds into ``acc``)."""
+        return add_tiles_(acc, self.tiles(acc.shape[-1]), lambda start, length, dest: (
+            self._conv(u8, start, length, scale, zero, dest)))

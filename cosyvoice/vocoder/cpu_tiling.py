@@ -66,19 +66,33 @@ def tile_sizes(rate: int) -> tuple[int, int]:
             max(8 * rate, min(16 * rate, 128), 32))
 
 
-def add_tile_(tm: torch.Tensor, start: int, length: int,
-              add: Callable[[torch.Tensor], object]) -> None:
-    """``add(dest)`` for the tile ``tm[start:start + length]`` of a time-major
-    accumulator, ``dest`` its ``(1, C, 1, length)`` channels-last view: oneDNN adds into
-    ``tm``. The last tile, which may reach past the end, adds into a zero-padded copy
-    (the same kernel, so warm-up builds every one this uses), copied back after."""
+def write_tiles_(out: torch.Tensor, tiles: list[tuple[int, int]],
+                 conv: Callable[[int, int], torch.Tensor]) -> torch.Tensor:
+    """``out[start:start + length] = conv(start, length)`` for each tile: ``out`` is
+    time-major ``(covered, O)``, ``conv`` returns the tile as ``(1, O, 1, length)``
+    channels-last. Returns ``out``."""
+    for start, length in tiles:
+        out[start:start + length].copy_(time_major(conv(start, length)))
+    return out
+
+
+def add_tiles_(acc: torch.Tensor, tiles: list[tuple[int, int]],
+               add: Callable[[int, int, torch.Tensor], object]) -> torch.Tensor:
+    """``add(start, length, dest)`` for each tile of the channels-last accumulator
+    ``acc`` ``(1, C, 1, T)``, ``dest`` the tile's ``(1, C, 1, length)`` view, which
+    oneDNN adds into. The last tile, which may reach past the end, adds into a
+    zero-padded copy (the same kernel, so warm-up builds every one this uses), copied
+    back after. Returns ``acc``."""
+    tm = time_major(acc)
     t = tm.shape[0]
-    inside = start + length <= t
-    dest = tm[start:start + length] if inside else padded_input(
-        channels_last(tm[start:]), 0, length, None)
-    add(channels_last(dest))
-    if not inside:
-        tm[start:].copy_(dest[: t - start])
+    for start, length in tiles:
+        inside = start + length <= t
+        dest = tm[start:start + length] if inside else padded_input(
+            channels_last(tm[start:]), 0, length, None)
+        add(start, length, channels_last(dest))
+        if not inside:
+            tm[start:].copy_(dest[: t - start])
+    return acc
 
 
 class Tiled:
