@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from functools import partial
 
 import torch
 import torch.nn.functional as F
@@ -141,7 +140,7 @@ class Int8Conv(Tiled):
         tiles, covered, u8, scale, zero = self._prepare(x, pre_slope)
         out = x.new_empty(covered, self.out_ch) if dest is None else (
             dest[offset:offset + covered])
-        write_tiles_(out, tiles, partial(self._conv, u8, scale=scale, zero=zero))
+        write_tiles_(out, tiles, lambda start, length: self._conv(u8, start, length, scale, zero))
         if post_slope is not None:
             F.leaky_relu_(out[:out_len], post_slope)
         return out
