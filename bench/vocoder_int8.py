@@ -68,7 +68,7 @@ def main() -> int:
     from cosyvoice.acoustic.mandarin import MandarinAcoustic
     from cosyvoice.audio.io import read_audio, resample, to_mono
     from cosyvoice.audio.mel import MelAnalyzer
-    from cosyvoice.vocoder.fast_cpu import CpuGenerator
+    from cosyvoice.vocoder.cpu_generator import CpuGenerator
     from cosyvoice.vocoder.loader import HifiGanVocoder
 
     torch.set_num_threads(2)

@@ -3,7 +3,7 @@
 For every distinct (channels, kernel, dilation) conv of the HiFi-GAN V1 generator, at
 the length it runs at for ``--frames`` mel frames, times ``lrelu → conv → lrelu`` with
 each implementation (interleaved, medians) and marks the fastest and what
-:class:`cosyvoice.vocoder.fast_cpu.SpeedRule` picks. Usage::
+:class:`cosyvoice.vocoder.cpu_generator.SpeedRule` picks. Usage::
 
     python bench/vocoder_layers.py [--frames 430] [--reps 7]
 """
@@ -22,7 +22,10 @@ from torch import nn
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import machine, median  # noqa: E402
-from cosyvoice.vocoder import fast_cpu as fc  # noqa: E402
+from cosyvoice.vocoder.cpu_direct import DirectConv, fused_ops_available  # noqa: E402
+from cosyvoice.vocoder.cpu_generator import SpeedRule  # noqa: E402
+from cosyvoice.vocoder.cpu_spectral import SpectralConv  # noqa: E402
+from cosyvoice.vocoder.cpu_tiling import CL, tile_sizes  # noqa: E402
 from cosyvoice.vocoder.hifigan import HifiGanConfig  # noqa: E402
 from cosyvoice.vocoder.loader import default_paths  # noqa: E402
 
@@ -31,15 +34,15 @@ def candidates(conv: nn.Conv1d, rate: int) -> dict[str, object]:
     """``direct`` is what the generator runs (tiled, weights packed), ``untiled`` the
     same conv over the whole length (new oneDNN kernels per length, weights reordered
     at every call)."""
-    fused = fc.fused_ops_available()
-    out: dict[str, object] = {"direct": fc.DirectConv(conv, fused, tile=fc.tile_sizes(rate)),
-                              "untiled": fc.DirectConv(conv, fused)}
+    fused = fused_ops_available()
+    out: dict[str, object] = {"direct": DirectConv(conv, fused, tile=tile_sizes(rate)),
+                              "untiled": DirectConv(conv, fused)}
     if conv.dilation[0] > 1:
-        out["poly"] = fc.DirectConv(conv, fused, polyphase=True)
+        out["poly"] = DirectConv(conv, fused, polyphase=True)
     span = conv.dilation[0] * (conv.kernel_size[0] - 1) + 1
     n = max(32, 1 << (2 * span - 1).bit_length())
     for block in (n, 2 * n, 4 * n):
-        out[f"spec{block}"] = fc.SpectralConv(conv, block)
+        out[f"spec{block}"] = SpectralConv(conv, block)
     return out
 
 
@@ -49,7 +52,7 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=7)
     args = ap.parse_args()
     cfg = HifiGanConfig.from_json(default_paths()[1])
-    rule = fc.SpeedRule()
+    rule = SpeedRule()
     print(f"machine: {machine()} (load avg {os.getloadavg()[0]:.1f}); torch "
           f"{torch.__version__}, {torch.get_num_threads()} threads; {args.frames} frames")
     print(f"{'layer':16s} {'rule':>8s} {'best':>8s}  timings (ms, median of {args.reps})")
@@ -58,7 +61,7 @@ def main() -> int:
         total = 1
         for rate in cfg.upsample_rates:
             ch, length, total = ch // 2, length * rate, total * rate
-            x = torch.randn(1, ch, 1, length).contiguous(memory_format=fc.CL)
+            x = torch.randn(1, ch, 1, length).contiguous(memory_format=CL)
             for k, dils in zip(cfg.resblock_kernel_sizes, cfg.resblock_dilation_sizes):
                 for d in dils:
                     conv = nn.Conv1d(ch, ch, k, dilation=d, padding=d * (k - 1) // 2)

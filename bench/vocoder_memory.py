@@ -8,7 +8,7 @@ this vocoder took ~3 MB and 2-30 ms, so a vocoder whose convs ran at the request
 length grew by ~170 MB per new length until the cache was full: 1063 → 4409 MB RSS over
 20 lengths (float32, 2026-12-04, Xeon Sapphire Rapids, commit db161b9). Since then every
 conv runs on tiles of two fixed lengths built at load (``tile_sizes`` in
-``cosyvoice/vocoder/fast_cpu.py``).
+``cosyvoice/vocoder/cpu_tiling.py``).
 
 Each precision runs in a fresh interpreter, loaded as the app loads it (warm-up
 included), one request longer than all the others first (200 + 23·n frames), then
@@ -86,11 +86,11 @@ def child(precision: str, requests: int) -> None:
 def sweep(requests: int) -> None:
     import torch
 
-    import cosyvoice.vocoder.fast_cpu as fc
+    import cosyvoice.vocoder.cpu_generator as cg
     from cosyvoice.vocoder.loader import PRECISIONS, HifiGanVocoder
 
     rules = {
-        "today": fc.tile_sizes,
+        "today": cg.tile_sizes,
         "today at x32/x4": lambda r: (max(32 * r, min(128 * r, 1024)),
                                       max(4 * r, min(16 * r, 128), 32)),
         "128/32 min, x16/x2": lambda r: (max(128, 16 * r), max(32, 2 * r)),
@@ -99,14 +99,14 @@ def sweep(requests: int) -> None:
     }
     base = HifiGanVocoder.load(precision="fp32")
     gens = {}
-    original = fc.tile_sizes
+    original = cg.tile_sizes
     for name, rule in rules.items():
-        fc.tile_sizes = rule
+        cg.tile_sizes = rule
         for prec in ("fp32", "int8"):
-            gen = fc.CpuGenerator(base.generator, int8_stages=PRECISIONS[prec])
+            gen = cg.CpuGenerator(base.generator, int8_stages=PRECISIONS[prec])
             gen.warm_up(base.mel_config.n_mels)
             gens[name, prec] = gen
-    fc.tile_sizes = original
+    cg.tile_sizes = original
     torch.manual_seed(0)
     mel = torch.randn(1, 80, 200 + 23 * requests + 1) * 2 - 6
     times = {k: [] for k in gens}

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench._common import machine, median, package_file, real_prompt, verdict  # noqa: E402
 from cosyvoice.audio.io import read_audio, resample, to_mono  # noqa: E402
 from cosyvoice.audio.mel import MelAnalyzer  # noqa: E402
-from cosyvoice.vocoder.fast_cpu import CpuGenerator  # noqa: E402
+from cosyvoice.vocoder.cpu_generator import CpuGenerator  # noqa: E402
 from cosyvoice.vocoder.hifigan import Generator, HifiGanConfig, fold_weight_norm  # noqa: E402
 
 MAX_DIFF = 1e-4

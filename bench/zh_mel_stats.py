@@ -51,8 +51,8 @@ SENTENCES = [
 def estimate(sentences: list[str]) -> dict:
     import librosa
 
+    from bench.mb_melgan import MBMelGAN
     from cosyvoice.acoustic.fastspeech2 import FastSpeech2Mandarin
-    from cosyvoice.acoustic.mb_melgan import MBMelGAN
     from cosyvoice.frontend.zh_g2p import zh_to_phones
 
     tts, voc = FastSpeech2Mandarin.load(), MBMelGAN.load()

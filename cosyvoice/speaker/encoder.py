@@ -28,6 +28,7 @@ from torch import nn
 
 from cosyvoice.assets import package_dir
 from cosyvoice.audio.io import resample
+from cosyvoice.config import dataclass_from_dict
 from cosyvoice.errors import ModelError, PromptError
 
 logger = logging.getLogger(__name__)
@@ -62,7 +63,7 @@ class EncoderConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EncoderConfig:
-        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+        return dataclass_from_dict(cls, data)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from cosyvoice.assets import package_dir
+from cosyvoice.config import dataclass_from_dict
 from cosyvoice.errors import ModelError
 
 logger = logging.getLogger(__name__)
@@ -35,7 +36,7 @@ class VadConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> VadConfig:
-        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+        return dataclass_from_dict(cls, data)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

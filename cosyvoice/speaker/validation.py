@@ -29,6 +29,7 @@ import numpy as np
 import soundfile as sf
 
 from cosyvoice.audio.io import peak_normalize, read_audio, resample, to_mono
+from cosyvoice.config import dataclass_from_dict
 from cosyvoice.errors import PromptError
 from cosyvoice.speaker.vad import Segment, SileroVad, speech_seconds
 
@@ -75,7 +76,7 @@ class PromptLimits:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PromptLimits:
-        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+        return dataclass_from_dict(cls, data)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

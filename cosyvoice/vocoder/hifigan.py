@@ -10,7 +10,7 @@ Architecture (Kong et al. 2020, jik876/hifi-gan ``models.py``)::
 
 Checkpoints store every conv with weight norm (``weight_g``, ``weight_v``); we fold them
 into plain weights at load (``w = g · v / ‖v‖``, norm over all dims but 0), so inference
-runs on plain convs. See :mod:`cosyvoice.vocoder.fast_cpu` for the CPU fast path.
+runs on plain convs. See :mod:`cosyvoice.vocoder.cpu_generator` for the CPU fast path.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from cosyvoice.audio.mel import MelConfig
+from cosyvoice.config import dataclass_from_dict
 from cosyvoice.errors import ModelError
 
 logger = logging.getLogger(__name__)
@@ -71,8 +72,7 @@ class HifiGanConfig:
             mel = MelConfig.from_dict(d["mel"])
         else:
             mel = MelConfig.from_hifigan_config(d)
-        names = {f.name for f in dataclasses.fields(cls)} - {"mel"}
-        return cls(mel=mel, **{k: d[k] for k in names if k in d})
+        return dataclass_from_dict(cls, {**d, "mel": mel})
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

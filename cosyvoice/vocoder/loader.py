@@ -88,7 +88,7 @@ class HifiGanVocoder:
         self._fast = None
         self.precision = "fp32"
         if str(device) == "cpu":
-            from cosyvoice.vocoder.fast_cpu import CpuGenerator
+            from cosyvoice.vocoder.cpu_generator import CpuGenerator
 
             self._fast = CpuGenerator(generator, int8_stages=PRECISIONS[precision])
             self.precision = "int8" if self._fast.int8_stages else "fp32"

@@ -54,6 +54,7 @@ import torch
 
 from cosyvoice.audio.io import resample
 from cosyvoice.audio.mel import MelAnalyzer, MelConfig
+from cosyvoice.config import dataclass_from_dict
 from cosyvoice.errors import CosyVoiceError
 from cosyvoice.voice.profile import FRAME_S, VoiceProfile
 
@@ -86,8 +87,7 @@ class AdapterConfig:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> AdapterConfig:
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
+        return dataclass_from_dict(cls, d)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

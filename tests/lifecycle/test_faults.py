@@ -41,7 +41,7 @@ import pytest
 import soundfile as sf
 
 from tests.conftest import ROOT, free_port, get_json, site_packages_file
-from tests.process_tools import alive, cmdline, live_pid, pid_in, stop_by_pidfile, wait_ready
+from tests.process_tools import AppInstance, alive, cmdline, live_pid, pid_in, wait_ready
 
 pytestmark = pytest.mark.slow
 
@@ -75,44 +75,24 @@ def _shadow_hifigan(folder: Path) -> Path:
 
 
 @dataclass
-class Faulty:
-    workdir: Path
-    port: int
-    env: dict[str, str]
+class Faulty(AppInstance):
     checkpoint: Path  # the shadow link the vocoder loads
     outputs_tmpfs: bool
     models_ro: bool
     mounts: list[Path] = field(default_factory=list)
 
     @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def pidfile(self) -> Path:
-        return self.workdir / "run" / "app.pid"
-
-    @property
-    def outputs(self) -> Path:
-        return self.workdir / "outputs"
-
-    @property
     def models(self) -> Path:
         return self.workdir / "models"
 
-    def app_args(self) -> list[str]:
-        w = self.workdir
-        return ["--host", "127.0.0.1", "--port", str(self.port),
-                "--outputs-dir", str(self.outputs), "--cache-dir", str(w / "cache"),
-                "--log-dir", str(w / "logs"), "--pidfile", str(self.pidfile),
-                "--models-dir", str(self.models), "--voices-dir", str(self.models / "voices"),
+    def extra_args(self) -> list[str]:
+        return ["--models-dir", str(self.models), "--voices-dir", str(self.models / "voices"),
                 "--restart-cooldown-s", "0", "--drain-timeout-s", "60",
                 "--concurrency", "2", "--queue-size", "8"]
 
-    def restart_sh(self, *extra: str, timeout: float = 240) -> subprocess.CompletedProcess:
-        return subprocess.run(["bash", str(ROOT / "restart.sh"), *extra, "--", *self.app_args()],
-                              cwd=ROOT, env=self.env, capture_output=True, text=True,
-                              timeout=timeout)
+    def extra_env(self) -> dict[str, str]:
+        return {"PYTHONPATH": os.pathsep.join(
+            [str(self.workdir / "shadow"), str(ROOT), os.environ.get("PYTHONPATH", "")])}
 
     def model(self, name: str) -> dict:
         _, body = get_json(self.url + "/api/v1/models", timeout=10)
@@ -124,10 +104,7 @@ def app(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("faults")
     (workdir / "run").mkdir()
     checkpoint = _shadow_hifigan(workdir / "shadow")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(workdir / "shadow"), str(ROOT), os.environ.get("PYTHONPATH", "")]),
-        "COSYVOICE_PIDFILE": str(workdir / "run" / "app.pid"), "READY_TIMEOUT": "180"}
-    inst = Faulty(workdir, free_port(), env, checkpoint, False, False)
+    inst = Faulty(workdir, free_port(), checkpoint, False, False)
     inst.outputs_tmpfs = _mount_tmpfs(inst.outputs, "8m")
     if inst.outputs_tmpfs:
         inst.mounts.append(inst.outputs)
@@ -140,7 +117,7 @@ def app(tmp_path_factory):
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
         yield inst
     finally:
-        stop_by_pidfile(inst.pidfile)
+        inst.stop()
         for m in reversed(inst.mounts):
             _umount(m)
 

@@ -14,101 +14,25 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 from gradio_client import Client
 
 from tests.conftest import ROOT, free_port, get_json
+from tests.process_tools import AppInstance, alive, cmdline
 
 pytestmark = pytest.mark.slow
 
 
 @dataclass
-class Instance:
-    workdir: Path
-    port: int
-    first_run: subprocess.CompletedProcess
-    foreign: subprocess.Popen
+class Instance(AppInstance):
+    foreign: subprocess.Popen  # a live process named by a stale pidfile: never ours to stop
+    first_run: subprocess.CompletedProcess | None = None
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+    ready_timeout_s = 120
 
-    @property
-    def pidfile(self) -> Path:
-        return self.workdir / "run" / "app.pid"
-
-    @property
-    def outputs(self) -> Path:
-        return self.workdir / "outputs"
-
-    @property
-    def cache(self) -> Path:
-        return self.workdir / "cache"
-
-    def pid(self) -> int:
-        return int(self.pidfile.read_text().strip())
-
-    def app_args(self) -> list[str]:
-        w = self.workdir
-        return ["--host", "127.0.0.1", "--port", str(self.port), "--outputs-dir",
-                str(w / "outputs"), "--cache-dir", str(w / "cache"), "--log-dir", str(w / "logs"),
-                "--pidfile", str(self.pidfile), "--no-preload", "--restart-cooldown-s", "0",
-                "--drain-timeout-s", "10"]
-
-    def env(self) -> dict[str, str]:
-        return {**os.environ, "COSYVOICE_PIDFILE": str(self.pidfile), "READY_TIMEOUT": "120"}
-
-    def restarts(self) -> list[list[str]]:
-        path = self.workdir / "run" / "restarts.log"
-        return [ln.split() for ln in path.read_text().splitlines()] if path.exists() else []
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-    except OSError:
-        return ""
-
-
-def wait_new_ready(inst: Instance, old_pid: int, timeout: float = 120) -> int:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        try:
-            status, body = get_json(inst.url + "/health/ready", timeout=2)
-            if status == 200 and body.get("ready") and body["pid"] != old_pid:
-                return body["pid"]
-        except OSError:
-            pass
-        time.sleep(0.3)
-    raise AssertionError(f"no new ready process after {timeout} s; see "
-                         f"{inst.workdir / 'logs' / 'restart.log'}")
-
-
-def stop_instance(inst: Instance) -> None:
-    """SIGTERM the instance's app, only if its command line names our temp pidfile."""
-    try:
-        pid = inst.pid()
-    except (OSError, ValueError):
-        return
-    if str(inst.pidfile) not in _cmdline(pid):
-        return
-    os.kill(pid, signal.SIGCONT)
-    os.kill(pid, signal.SIGTERM)
-    deadline = time.time() + 30
-    while _alive(pid) and time.time() < deadline:
-        time.sleep(0.2)
-    if _alive(pid):
-        os.kill(pid, signal.SIGKILL)
+    def extra_args(self) -> list[str]:
+        return ["--no-preload", "--restart-cooldown-s", "0", "--drain-timeout-s", "10"]
 
 
 @pytest.fixture(scope="module")
@@ -119,12 +43,10 @@ def inst(tmp_path_factory):
     # see that it is not this install's app.py and leave it alone.
     foreign = subprocess.Popen(["sleep", "600"])
     (workdir / "run" / "app.pid").write_text(f"{foreign.pid}\n")
-    inst = Instance(workdir, free_port(), None, foreign)  # type: ignore[arg-type]
-    inst.first_run = subprocess.run(
-        ["bash", str(ROOT / "restart.sh"), "--", *inst.app_args()], cwd=ROOT, env=inst.env(),
-        capture_output=True, text=True, timeout=180)
+    inst = Instance(workdir, free_port(), foreign)
+    inst.first_run = inst.restart_sh(timeout=180)
     yield inst
-    stop_instance(inst)
+    inst.stop()
     foreign.kill()
     foreign.wait()
 
@@ -136,7 +58,7 @@ def test_restart_sh_when_nothing_runs_just_starts_it(inst):
     assert inst.foreign.poll() is None, "restart.sh signalled a process that is not the app"
     status, body = get_json(inst.url + "/health/ready")
     assert status == 200 and body["pid"] == inst.pid() != inst.foreign.pid
-    assert str(ROOT / "app.py") in _cmdline(body["pid"])
+    assert str(ROOT / "app.py") in cmdline(body["pid"])
     assert inst.restarts()[-1][1:] == ["manual", "-"]
     assert "restart done" in (inst.workdir / "logs" / "restart.log").read_text()
 
@@ -144,7 +66,7 @@ def test_restart_sh_when_nothing_runs_just_starts_it(inst):
 def test_run_sh_watchdog_flag_starts_one_watchdog(inst):
     wpid_file = inst.workdir / "run" / "watchdog.pid"
     cmd = ["bash", str(ROOT / "run.sh"), "--watchdog", "--", *inst.app_args()]
-    first = subprocess.run(cmd, cwd=ROOT, env=inst.env(), capture_output=True, text=True,
+    first = subprocess.run(cmd, cwd=ROOT, env=inst.env, capture_output=True, text=True,
                            timeout=60)
     assert first.returncode == 0 and "already running" in first.stdout, first.stdout
     deadline = time.time() + 30
@@ -152,16 +74,16 @@ def test_run_sh_watchdog_flag_starts_one_watchdog(inst):
         time.sleep(0.2)
     wpid = int(wpid_file.read_text())
     try:
-        assert "cosyvoice.lifecycle.watchdog" in _cmdline(wpid)
-        second = subprocess.run(cmd, cwd=ROOT, env=inst.env(), capture_output=True,
+        assert "cosyvoice.lifecycle.watchdog" in cmdline(wpid)
+        second = subprocess.run(cmd, cwd=ROOT, env=inst.env, capture_output=True,
                                 text=True, timeout=60)
         assert "watchdog already running" in second.stdout
     finally:
         os.kill(wpid, signal.SIGTERM)
         deadline = time.time() + 15
-        while _alive(wpid) and time.time() < deadline:
+        while alive(wpid) and time.time() < deadline:
             time.sleep(0.2)
-    assert not _alive(wpid) and not wpid_file.exists()
+    assert not alive(wpid) and not wpid_file.exists()
 
 
 def wait_restart_finished(inst: Instance, timeout: float = 30) -> None:
@@ -205,7 +127,7 @@ def _button_restart(inst: Instance, keep: bool) -> tuple[int, int, str]:
     client = Client(inst.url, verbose=False)
     status, old_pid_text = client.predict("", keep, "en", api_name="/admin_restart")
     t0 = time.time()
-    new = wait_new_ready(inst, old)
+    new = inst.wait_new_ready(old)
     return old, new, f"{status} | {old_pid_text} | {time.time() - t0:.1f} s"
 
 
@@ -213,7 +135,7 @@ def test_button_restart_clears_outputs_and_cache(inst):
     (inst.outputs / "earlier.wav").write_bytes(b"RIFF0000")
     (inst.cache / "upload-junk.bin").write_bytes(b"x" * 100)
     old, new, info = _button_restart(inst, keep=False)
-    assert new != old and not _alive(old), info
+    assert new != old and not alive(old), info
     assert str(old) in info and "Restarting" in info
     assert not (inst.outputs / "earlier.wav").exists()
     assert not (inst.cache / "upload-junk.bin").exists()
@@ -235,10 +157,10 @@ def test_restart_sh_finds_the_app_when_its_pidfile_is_gone(inst):
     old = inst.pid()
     inst.pidfile.unlink()
     done = subprocess.run(["bash", str(ROOT / "restart.sh"), "--keep-outputs"], cwd=ROOT,
-                          env=inst.env(), capture_output=True, text=True, timeout=180)
+                          env=inst.env, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert f"stopping pid {old}" in done.stdout and not _alive(old)
-    assert wait_new_ready(inst, old) == inst.pid()
+    assert f"stopping pid {old}" in done.stdout and not alive(old)
+    assert inst.wait_new_ready(old) == inst.pid()
     assert inst.foreign.poll() is None
 
 
@@ -252,14 +174,14 @@ def test_watchdog_restarts_a_frozen_app(inst):
          "--interval-s", "0.5", "--timeout-s", "1", "--failures", "3", "--grace-s", "0",
          "--cooldown-s", "600", "--restart-cmd", restart_cmd,
          "--pidfile", str(inst.workdir / "run" / "watchdog.pid"), "--log-file", str(log_file)],
-        cwd=ROOT, env=inst.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cwd=ROOT, env=inst.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         time.sleep(1.5)  # a few healthy polls first
         os.kill(old, signal.SIGSTOP)  # frozen: the port accepts, nothing answers
-        new = wait_new_ready(inst, old, timeout=120)
-        assert not _alive(old)
+        new = inst.wait_new_ready(old, timeout=120)
+        assert not alive(old)
     finally:
-        if _alive(old):
+        if alive(old):
             os.kill(old, signal.SIGCONT)
         watchdog.send_signal(signal.SIGTERM)
         assert watchdog.wait(30) == 0

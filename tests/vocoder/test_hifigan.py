@@ -11,7 +11,7 @@ import torch
 from cosyvoice.audio.io import read_audio, resample, to_mono
 from cosyvoice.audio.mel import MelAnalyzer
 from cosyvoice.errors import ModelError
-from cosyvoice.vocoder.fast_cpu import CpuGenerator
+from cosyvoice.vocoder.cpu_generator import CpuGenerator
 from cosyvoice.vocoder.hifigan import Generator, HifiGanConfig, fold_weight_norm
 from tests.conftest import site_packages_file
 

