@@ -70,12 +70,12 @@ def test_every_config_round_trips():
     from cosyvoice.acoustic.fastspeech2 import FastSpeech2Config
     from cosyvoice.audio.mel import MelConfig
     from cosyvoice.lifecycle.watchdog import WatchdogConfig
+    from cosyvoice.prosody.style import EmotionStyle
     from cosyvoice.speaker.encoder import EncoderConfig
     from cosyvoice.speaker.vad import VadConfig
     from cosyvoice.speaker.validation import PromptLimits
     from cosyvoice.vocoder.hifigan import HifiGanConfig
     from cosyvoice.voice.adapter import AdapterConfig
-    from cosyvoice.voice.style import EmotionStyle
 
     for cls in (FastSpeech2Config, MelConfig, WatchdogConfig, EncoderConfig, VadConfig,
                 PromptLimits, HifiGanConfig, AdapterConfig, EmotionStyle):
