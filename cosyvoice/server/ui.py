@@ -3,7 +3,7 @@
 The synthesis event is exposed as ``api_name="generate"`` (returns the WAV path and a
 status line) and the streaming one as ``api_name="generate_stream"`` (yields WAV chunks,
 then the status), so scripts can call them with ``gradio_client`` (parameters documented
-in the README; new parameters are appended with defaults so old calls keep working).
+in docs/api.md; new parameters are appended with defaults so old calls keep working).
 """
 
 from __future__ import annotations
