@@ -10,6 +10,7 @@ import logging.handlers
 import os
 import sys
 import threading
+import time
 
 from cosyvoice.settings import Settings, resolve_device
 
@@ -37,6 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("GRADIO_TEMP_DIR", str(settings.cache_dir / "gradio"))
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
+    import psutil
     import torch
 
     from cosyvoice.lifecycle.drain import serve
@@ -71,6 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     def preload() -> None:  # required models in parallel, then ready, then optional ones
         if settings.preload:
             manager.load_many([m["name"] for m in manager.states() if m["required"]])
+        # Start to ready, measured: a drain's Retry-After counts on the next start taking
+        # about as long.
+        state.requests.startup_s = time.time() - psutil.Process().create_time()
         state.loading_done.set()
         if settings.preload:
             manager.load_many([m["name"] for m in manager.states() if not m["required"]])

@@ -8,6 +8,7 @@ with ``Retry-After`` when the server is busy or draining.
 from __future__ import annotations
 
 import errno
+import json
 import logging
 import re
 import tempfile
@@ -21,6 +22,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
+from starlette.exceptions import HTTPException
 
 from cosyvoice.audio.encode import (
     check_format,
@@ -31,11 +33,13 @@ from cosyvoice.audio.encode import (
 )
 from cosyvoice.audio.io import storage_error
 from cosyvoice.errors import (
+    BodyError,
     BusyError,
     CosyVoiceError,
     StorageError,
     TextError,
     UploadTooLargeError,
+    error_body,
 )
 from cosyvoice.pipeline import (
     PRESET_VOICES,
@@ -47,7 +51,6 @@ from cosyvoice.server.gate import SynthesisGate
 
 logger = logging.getLogger(__name__)
 
-RETRY_AFTER_S = 5
 STORAGE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES)
 ENGINE_ID = "cosyvoice-offline"
 # OpenAI's voice names are accepted and spoken by the default voice, so clients written
@@ -69,7 +72,8 @@ class ErrorBody(BaseModel):
 
 
 _ERROR_TEXT = {
-    400: "bad request", 403: "the admin token is missing or wrong",
+    400: "the body cannot be parsed (not JSON, nested too deeply, broken multipart)",
+    403: "the admin token is missing or wrong",
     404: "no such voice or model", 409: "name taken, or the voice store is full",
     413: "upload over --max-upload-mb", 422: "an invalid field (the message names it)",
     429: "busy: every slot and queue place taken; retry after Retry-After seconds",
@@ -112,17 +116,24 @@ class SpeechBody(BaseModel):
                                      "(emotion, speed, volume, pitch, dialect), as instruction")
 
 
-def _error(status: int, message: str, kind: str, retry: bool = False) -> JSONResponse:
-    headers = {"Retry-After": str(RETRY_AFTER_S)} if retry else None
-    return JSONResponse({"error": {"message": message, "type": kind, "code": status}},
-                        status_code=status, headers=headers)
+def error_response(status: int, message: str, kind: str,
+                   retry_after_s: int | None = None) -> JSONResponse:
+    """The one error answer of every route: :func:`error_body`, and ``Retry-After`` (the
+    number its message says) when retrying later will work."""
+    headers = {"Retry-After": str(retry_after_s)} if retry_after_s else None
+    return JSONResponse(error_body(status, message, kind), status_code=status,
+                        headers=headers)
+
+
+def cosy_error_response(exc: CosyVoiceError) -> JSONResponse:
+    retry = exc.retry_after_s if isinstance(exc, BusyError) else None
+    return error_response(exc.http_status, str(exc), type(exc).__name__, retry)
 
 
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(CosyVoiceError)
     async def _cosy(request: Request, exc: CosyVoiceError) -> JSONResponse:
-        return _error(exc.http_status, str(exc), type(exc).__name__,
-                      retry=isinstance(exc, BusyError))
+        return cosy_error_response(exc)
 
     @app.exception_handler(OSError)
     async def _os(request: Request, exc: OSError) -> JSONResponse:
@@ -130,19 +141,56 @@ def install_error_handlers(app: FastAPI) -> None:
         route: 507 with what to do; any other OSError is a bug, logged and answered 500."""
         if exc.errno in STORAGE_ERRNOS:
             where = Path(exc.filename).parent if exc.filename else Path("the data folder")
-            return _error(507, str(storage_error(exc, where)), "StorageError")
+            return error_response(507, str(storage_error(exc, where)), "StorageError")
         logger.error("unexpected %s on %s", type(exc).__name__, request.url.path,
                      exc_info=exc)
-        return _error(500, f"internal error ({type(exc).__name__}); see the app log",
+        return error_response(500, f"internal error ({type(exc).__name__}); see the app log",
                       type(exc).__name__)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         parts = []
-        for err in exc.errors():
+        for err in exc.errors()[:10]:
             where = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
             parts.append(f"{where or 'body'}: {err.get('msg', 'invalid')}")
-        return _error(422, "invalid request: " + "; ".join(parts), "ValidationError")
+        return error_response(422, "invalid request: " + "; ".join(parts), "ValidationError")
+
+    @app.exception_handler(HTTPException)
+    async def _http(request: Request, exc: HTTPException) -> JSONResponse:
+        """Starlette's and FastAPI's own refusals (no such route, wrong method, a body
+        FastAPI could not parse), in the same shape."""
+        kind = _HTTP_KINDS.get(exc.status_code, "HTTPError")
+        message = str(exc.detail)
+        if exc.status_code == 400:
+            message += ("; send a JSON object (UTF-8, nested at most a few levels) or a "
+                        "well-formed multipart form")
+        return JSONResponse(error_body(exc.status_code, message, kind),
+                            status_code=exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(Exception)
+    async def _fault(request: Request, exc: Exception) -> JSONResponse:
+        """A bug: logged with its traceback, answered 500 in the same shape."""
+        logger.error("unexpected %s on %s", type(exc).__name__, request.url.path,
+                     exc_info=exc)
+        return error_response(500, f"internal error ({type(exc).__name__}); see the app log",
+                              "InternalError")
+
+
+_HTTP_KINDS = {400: "BodyError", 404: "NotFoundError", 405: "MethodNotAllowed",
+               413: "UploadTooLargeError"}
+
+
+def read_json(raw: bytes) -> object:
+    """Parse a JSON body; anything unparsable (including nesting deep enough to hit
+    Python's recursion limit) is a :class:`BodyError` (400)."""
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise BodyError("the JSON body is nested too deeply; send a flat JSON object") \
+            from None
+    except ValueError as e:  # JSONDecodeError, and UnicodeDecodeError for non-UTF-8
+        raise BodyError(f"the body is not valid JSON ({e}); send a JSON object, or "
+                        "multipart/form-data with a 'prompt' file") from None
 
 
 class Api:
@@ -157,17 +205,18 @@ class Api:
     async def parse_tts(self, request: Request) -> tuple[TtsBody, Path | None]:
         ctype = request.headers.get("content-type", "")
         if not ctype.startswith("multipart/form-data"):
-            try:
-                data = await request.json()
-            except ValueError as e:
-                raise TextError("body must be JSON, or multipart/form-data with a "
-                                "'prompt' file") from e
-            return _validate(TtsBody, data), None
+            self.check_length(request)
+            return validate_body(TtsBody, read_json(await request.body())), None
         self.check_length(request)
-        form = await request.form(max_files=1, max_fields=20, max_part_size=self.max_upload)
+        try:
+            form = await request.form(max_files=1, max_fields=20,
+                                      max_part_size=self.max_upload)
+        except HTTPException as e:  # starlette's malformed / too many parts
+            raise BodyError(f"invalid multipart form: {e.detail}; send text fields and at "
+                            "most one file, 'prompt'") from None
         fields = {k: v for k, v in form.items() if not isinstance(v, UploadFile)}
         upload = form.get("prompt")
-        body = _validate(TtsBody, fields)
+        body = validate_body(TtsBody, fields)
         prompt = await self.save_upload(upload) if isinstance(upload, UploadFile) else None
         return body, prompt
 
@@ -273,13 +322,16 @@ def notes_header(notes: list[str]) -> str:
     return quote(" | ".join(notes), safe=" ,;:()/'+=-_.~|")
 
 
-def _validate(model: type[BaseModel], data: object) -> BaseModel:
+def validate_body(model: type[BaseModel], data: object) -> BaseModel:
+    """``model`` from parsed data; a mismatch is a RequestValidationError (422)."""
     from pydantic import ValidationError
 
     try:
         return model.model_validate(data)
     except ValidationError as e:
         raise RequestValidationError(e.errors()) from None
+    except RecursionError:
+        raise BodyError("the body is nested too deeply; send a flat JSON object") from None
 
 
 def _request(body: TtsBody, prompt: Path | None) -> SynthesisRequest:

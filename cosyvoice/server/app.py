@@ -25,10 +25,10 @@ from cosyvoice.server.voices_api import voices_router
 def create_app(manager: ModelManager, synth: Synthesizer, state: AppState) -> FastAPI:
     settings = synth.settings
     app = FastAPI(title="CosyVoice WebUI", version="0.1.0")
-    gate = SynthesisGate(settings.concurrency, settings.queue_size)
+    gate = SynthesisGate(settings.concurrency, settings.queue_size, state.requests)
     app.state.gate = gate
     install_error_handlers(app)
-    app.add_middleware(DrainGuard, draining=state.draining, activity=state.requests.http)
+    app.add_middleware(DrainGuard, tracker=state.requests)
     app.include_router(health_router(manager, state))
     app.include_router(api_router(synth, gate))
     admin = AdminActions(manager, state, settings)

@@ -72,7 +72,7 @@ def test_configured_token_wins(tmp_path):
 def test_restart_cooldown_reads_the_restart_log(tmp_path):
     actions = _actions(tmp_path, host="127.0.0.1", restart_cooldown_s=60)
     RestartLog.for_settings(actions.settings).record("cron", 42)
-    with pytest.raises(BusyError, match="Try again in"):
+    with pytest.raises(BusyError, match="please try again in"):
         actions.restart(None, keep_outputs=True)
     actions.state.draining.set()
     with pytest.raises(BusyError, match="already in progress"):
