@@ -189,7 +189,10 @@ class RequestTracker:
         try:
             yield
         finally:
-            _ADMITTED.reset(token)
+            try:
+                _ADMITTED.reset(token)
+            except ValueError:  # a stream's slot ends in another thread (and context)
+                pass
             with self._cond:
                 self._accepted -= 1
                 self._cond.notify_all()

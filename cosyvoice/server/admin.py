@@ -24,7 +24,7 @@ from typing import Any
 
 import gradio as gr
 import psutil
-from fastapi import APIRouter, Header, Request
+from fastapi import APIRouter, Depends, Header, Request
 from fastapi.responses import JSONResponse
 
 from cosyvoice.errors import BusyError, CosyVoiceError, error_body
@@ -399,7 +399,7 @@ async def _restart_body(request: Request) -> bool:
 def admin_router(actions: AdminActions) -> APIRouter:
     """``POST /admin/restart|reload|unload`` (token via ``X-Admin-Token`` or Bearer) and
     ``GET /admin/models``. Errors are the API's one shape (see :mod:`cosyvoice.server.api`)."""
-    from cosyvoice.server.api import error_responses
+    from cosyvoice.server.api import error_responses, json_object_or_empty
 
     router = APIRouter(prefix="/admin", tags=["admin"])
 
@@ -420,7 +420,8 @@ def admin_router(actions: AdminActions) -> APIRouter:
                               proxied=is_proxied(request.headers))
         return JSONResponse(out, status_code=202)
 
-    @router.post("/reload", responses=error_responses(403, 503))
+    @router.post("/reload", responses=error_responses(400, 403, 422, 503),
+                 dependencies=[Depends(json_object_or_empty)])
     def reload(request: Request, x_admin_token: str | None = Header(None),
                authorization: str | None = Header(None)) -> JSONResponse:
         """200 with the report; 503 (the error shape, plus the report) when a model failed
@@ -434,7 +435,8 @@ def admin_router(actions: AdminActions) -> APIRouter:
                           "ModelError")
         return JSONResponse({**body, **out}, status_code=503)
 
-    @router.post("/unload", responses=error_responses(403))
+    @router.post("/unload", responses=error_responses(400, 403, 422),
+                 dependencies=[Depends(json_object_or_empty)])
     def unload(request: Request, x_admin_token: str | None = Header(None),
                authorization: str | None = Header(None)) -> JSONResponse:
         out = actions.unload_idle(_token_from(x_admin_token, authorization),

@@ -322,6 +322,48 @@ def notes_header(notes: list[str]) -> str:
     return quote(" | ".join(notes), safe=" ,;:()/'+=-_.~|")
 
 
+async def json_object_or_empty(request: Request) -> None:
+    """Dependency of the routes that take no body: an empty one, or a JSON object (its
+    fields are ignored). Anything else is refused (400/422) before the route acts."""
+    raw = await request.body()
+    if raw.strip() and not isinstance(read_json(raw), dict):
+        raise RequestValidationError([{"loc": ("body",), "msg": "send no body, or a JSON "
+                                       "object", "type": "dict_type"}])
+
+
+def fallback_router(app: FastAPI, prefixes: tuple[str, ...]) -> APIRouter:
+    """404 / 405 in the one error shape for paths under ``prefixes`` that no route serves
+    (the Gradio app mounted at ``/`` would otherwise answer them in its own shape).
+    Include it after every other router."""
+    router = APIRouter(include_in_schema=False)
+    methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+
+    async def unknown(request: Request) -> JSONResponse:
+        allowed = sorted(_methods_of(app, request.url.path))
+        if allowed:
+            return JSONResponse(error_body(405, f"{request.method} is not allowed on "
+                                           f"{request.url.path}; use {', '.join(allowed)}",
+                                           "MethodNotAllowed"),
+                                status_code=405, headers={"Allow": ", ".join(allowed)})
+        return error_response(404, f"no route {request.url.path}; see /docs for the API",
+                              "NotFoundError")
+
+    for prefix in prefixes:
+        router.add_api_route(prefix.rstrip("/") + "/{rest:path}", unknown, methods=methods)
+    return router
+
+
+def _methods_of(app: FastAPI, path: str) -> set[str]:
+    """The methods the schema documents for ``path`` (templates like ``{name}`` match
+    one path segment)."""
+    found = set()
+    for template, item in app.openapi()["paths"].items():
+        pattern = re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(template))
+        if re.fullmatch(pattern, path):
+            found |= {m.upper() for m in item}
+    return found
+
+
 def validate_body(model: type[BaseModel], data: object) -> BaseModel:
     """``model`` from parsed data; a mismatch is a RequestValidationError (422)."""
     from pydantic import ValidationError

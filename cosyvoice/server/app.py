@@ -13,7 +13,7 @@ from cosyvoice.lifecycle.drain import DrainGuard
 from cosyvoice.lifecycle.manager import ModelManager
 from cosyvoice.pipeline import Synthesizer
 from cosyvoice.server.admin import AdminActions, admin_router
-from cosyvoice.server.api import api_router, install_error_handlers
+from cosyvoice.server.api import api_router, fallback_router, install_error_handlers
 from cosyvoice.server.gate import SynthesisGate
 from cosyvoice.server.health import AppState, health_router
 from cosyvoice.server.metrics import build_registry, gradio_queue_depth, metrics_router
@@ -42,6 +42,7 @@ def create_app(manager: ModelManager, synth: Synthesizer, state: AppState) -> Fa
         return ui_depth() + max(gate.depth - state.requests.in_flight, 0)
 
     app.include_router(metrics_router(build_registry(manager, state, settings, queue_depth)))
+    app.include_router(fallback_router(app, ("/api", "/v1", "/admin", "/health")))
     max_mb = settings.max_upload_mb
     return gr.mount_gradio_app(
         app, demo, path="/", root_path=settings.root_path or None,

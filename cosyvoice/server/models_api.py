@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Header, Request
+from fastapi import APIRouter, Depends, Header, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from cosyvoice.errors import NotFoundError
 from cosyvoice.server.admin import AdminActions, _token_from, is_proxied
-from cosyvoice.server.api import error_responses
+from cosyvoice.server.api import error_responses, json_object_or_empty
 
 TOKEN_HELP = "admin token (needed when the app listens beyond loopback)"
 
@@ -46,7 +46,8 @@ def models_router(actions: AdminActions) -> APIRouter:
         """Every model: state (UNLOADED, LOADING, READY, UNLOADING, FAILED), reason, memory."""
         return {"models": manager.states(), "token_required": actions.token_required}
 
-    @router.post("/models/{name}/load", responses=error_responses(403, 404, 422, 503))
+    @router.post("/models/{name}/load", responses=error_responses(400, 403, 404, 422, 503),
+                 dependencies=[Depends(json_object_or_empty)])
     def load(request: Request, name: str,
              x_admin_token: str | None = Header(None, description=TOKEN_HELP),
              authorization: str | None = Header(None)) -> dict:
@@ -55,7 +56,8 @@ def models_router(actions: AdminActions) -> APIRouter:
         manager.load(name)
         return {"model": state_of(name)}
 
-    @router.post("/models/{name}/unload", responses=error_responses(403, 404, 422))
+    @router.post("/models/{name}/unload", responses=error_responses(400, 403, 404, 422),
+                 dependencies=[Depends(json_object_or_empty)])
     def unload(request: Request, name: str,
                x_admin_token: str | None = Header(None, description=TOKEN_HELP),
                authorization: str | None = Header(None)) -> dict:
@@ -64,7 +66,8 @@ def models_router(actions: AdminActions) -> APIRouter:
         report = manager.unload(name)
         return {"model": state_of(name), "report": report}
 
-    @router.post("/models/{name}/reload", responses=error_responses(403, 404, 422, 503))
+    @router.post("/models/{name}/reload", responses=error_responses(400, 403, 404, 422, 503),
+                 dependencies=[Depends(json_object_or_empty)])
     def reload(request: Request, name: str,
                x_admin_token: str | None = Header(None, description=TOKEN_HELP),
                authorization: str | None = Header(None)) -> dict:
