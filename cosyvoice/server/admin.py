@@ -370,7 +370,8 @@ def _ui_call(fn, *args):
     try:
         return fn(*args)
     except CosyVoiceError as e:
-        raise gr.Error(str(e)) from None
+        logger.info("admin action %s refused: %s", fn.__name__, e)
+        raise gr.Error(str(e), print_exception=False) from None
 
 
 # ---- JSON routes ---------------------------------------------------------------------

@@ -133,6 +133,9 @@ def cosy_error_response(exc: CosyVoiceError) -> JSONResponse:
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(CosyVoiceError)
     async def _cosy(request: Request, exc: CosyVoiceError) -> JSONResponse:
+        """A refusal the user can act on: one INFO line, no traceback."""
+        logger.info("%s %s refused %d (%s): %s", request.method, request.url.path,
+                    exc.http_status, type(exc).__name__, exc)
         return cosy_error_response(exc)
 
     @app.exception_handler(OSError)
@@ -153,7 +156,9 @@ def install_error_handlers(app: FastAPI) -> None:
         for err in exc.errors()[:10]:
             where = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
             parts.append(f"{where or 'body'}: {err.get('msg', 'invalid')}")
-        return error_response(422, "invalid request: " + "; ".join(parts), "ValidationError")
+        message = "invalid request: " + "; ".join(parts)
+        logger.info("%s %s refused 422: %s", request.method, request.url.path, message)
+        return error_response(422, message, "ValidationError")
 
     @app.exception_handler(HTTPException)
     async def _http(request: Request, exc: HTTPException) -> JSONResponse:
@@ -161,6 +166,8 @@ def install_error_handlers(app: FastAPI) -> None:
         FastAPI could not parse), in the same shape."""
         kind = _HTTP_KINDS.get(exc.status_code, "HTTPError")
         message = str(exc.detail)
+        logger.info("%s %s refused %d: %s", request.method, request.url.path,
+                    exc.status_code, message)
         if exc.status_code == 400:
             message += ("; send a JSON object (UTF-8, nested at most a few levels) or a "
                         "well-formed multipart form")

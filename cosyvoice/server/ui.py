@@ -55,13 +55,21 @@ def _voice_choices(synth: Synthesizer, lang: str = "en") -> list[tuple[str, str]
     return [(label, key) for key, (_, label) in PRESET_VOICES.items()] + saved
 
 
+def user_error(message: str, where: str) -> gr.Error:
+    """A user's mistake for the UI: one INFO line in the log, no traceback (Gradio prints
+    one for every gr.Error unless told not to); faults keep theirs."""
+    logger.info("%s refused: %s", where, message)
+    return gr.Error(message, print_exception=False)
+
+
 def _parse_seed(seed) -> int | None:
     if seed is None or (isinstance(seed, str) and not seed.strip()):
         return None
     try:
         return int(float(seed))
     except (TypeError, ValueError) as e:
-        raise gr.Error(f"seed must be a whole number from 0 to {SEED_MAX}, or empty") from e
+        raise user_error(f"seed must be a whole number from 0 to {SEED_MAX}, or empty",
+                         "generate") from e
 
 
 def _request(mode, text, voice, prompt_audio, prompt_text, speed, seed, strength,
@@ -106,7 +114,7 @@ def make_generate(synth: Synthesizer, gate: SynthesisGate | None = None):
             with gate.slot() if gate is not None else nullcontext():
                 result = synth.synthesize(req, progress=lambda f, d: progress(f, desc=d))
         except CosyVoiceError as e:
-            raise gr.Error(str(e)) from None
+            raise user_error(str(e), f"generate ({type(e).__name__})") from None
         status = _status(result.duration_s, result.elapsed_s, result.sentences,
                          result.path.name, result.notes)
         return (str(result.path), status,
@@ -133,7 +141,7 @@ def make_generate_stream(synth: Synthesizer, gate: SynthesisGate | None = None):
                         instruction: str | None = None, history: list[dict] | None = None,
                         progress=gr.Progress()):
         if not streaming_available():
-            raise gr.Error(bilingual("stream_no_ffmpeg"))
+            raise user_error(bilingual("stream_no_ffmpeg"), "generate_stream")
         req = _request(mode, text, voice, prompt_audio, prompt_text, speed, seed, strength,
                        instruction)
         t0 = time.perf_counter()
@@ -150,7 +158,7 @@ def make_generate_stream(synth: Synthesizer, gate: SynthesisGate | None = None):
                     yield (wav_bytes(chunk.wav, chunk.sample_rate),
                            t("streaming").format(i=chunk.index + 1, n=chunk.total), history)
         except CosyVoiceError as e:
-            raise gr.Error(str(e)) from None
+            raise user_error(str(e), f"generate_stream ({type(e).__name__})") from None
         wav = np.concatenate(pieces) if pieces else np.zeros(0, np.float32)
         path = write_wav_atomic(synth.output_path(req), wav, sr)
         seconds = len(wav) / sr
@@ -166,12 +174,12 @@ def make_save_voice(synth: Synthesizer):
 
     def save_voice(name: str, prompt_audio: str | None, prompt_text: str, lang: str):
         if not prompt_audio:
-            raise gr.Error(t("save_needs_prompt", lang))
+            raise user_error(t("save_needs_prompt", lang), "save_voice")
         try:
             saved = save_from_prompt(synth.voices, synth, name or "", prompt_audio,
                                      prompt_text or "")
         except CosyVoiceError as e:
-            raise gr.Error(str(e)) from None
+            raise user_error(str(e), f"save_voice ({type(e).__name__})") from None
         return (t("saved_voice", lang).format(name=saved.name),
                 gr.update(choices=_voice_choices(synth, lang), value=saved.name))
 
