@@ -99,6 +99,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     ),
     "speed": ("Speed", "语速"),
     "seed": ("Seed (empty = random)", "随机种子（留空为随机）"),
+    "seed_ph": ("random", "随机"),
     "dice": ("🎲 New seed", "🎲 随机种子"),
     "strength": ("Similarity strength (0 = unchanged voice, 1 = full)",
                  "相似度强度（0不变，1最强）"),
@@ -106,6 +107,9 @@ TEXTS: dict[str, tuple[str, str]] = {
     "output": ("Result", "合成音频"),
     "status": ("Status", "状态"),
     "ready": ("Ready.", "就绪。"),
+    "working": ("Generating…", "正在生成……"),
+    "failed": ("**Failed:** {message}", "**失败：**{message}"),
+    "failed_unknown": ("an internal error; see the app log", "内部错误，请查看应用日志"),
     "done": ("Done: {audio:.1f} s of audio in {elapsed:.1f} s (RTF {rtf:.2f}), "
              "{sentences} sentence(s). Saved as `{name}`.",
              "完成：{audio:.1f} 秒音频，用时 {elapsed:.1f} 秒（RTF {rtf:.2f}），{sentences} 句。"
