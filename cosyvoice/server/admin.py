@@ -196,10 +196,18 @@ def _dir_usage(path: Path) -> tuple[int, float]:
 
 # ---- readings for the panel ----------------------------------------------------------
 
-def model_rows(manager: ModelManager) -> list[list[Any]]:
+def model_rows(manager: ModelManager, lang: str = "en") -> list[list[Any]]:
+    """The Models table; an unloaded model's note says it loads on first use (the app
+    stays ready meanwhile, as /health/ready does)."""
     return [[m["name"], m["state"], m["device"] or "-", m["memory_mb"], m["load_seconds"],
-             "-" if m.get("idle_s") is None else m["idle_s"], m["reason"] or m["description"]]
+             "-" if m.get("idle_s") is None else m["idle_s"], _note(m, lang)]
             for m in manager.states()]
+
+
+def _note(m: dict[str, Any], lang: str) -> str:
+    if m["state"] == "UNLOADED":
+        return t("loads_on_first_use", lang).format(what=m["description"])
+    return m["reason"] or m["description"]
 
 
 def model_headers(lang: str) -> list[str]:
@@ -296,7 +304,7 @@ def build_models_panel(manager: ModelManager, state: AppState, settings: Setting
     lang_in = [lang] if lang is not None else [gr.State("en")]
 
     def refresh(lg: str):
-        return (gr.update(value=model_rows(manager), headers=model_headers(lg)),
+        return (gr.update(value=model_rows(manager, lg), headers=model_headers(lg)),
                 system_line(actions, lg, proc))
 
     def on_open(request: gr.Request):
@@ -309,7 +317,7 @@ def build_models_panel(manager: ModelManager, state: AppState, settings: Setting
         if out["failed"]:
             text += "\n\n" + t("reload_failed", lg).format(
                 names=", ".join(out["failed"]), why="; ".join(out["failed"].values()))
-        return text, gr.update(value=model_rows(manager))
+        return text, gr.update(value=model_rows(manager, lg))
 
     def on_unload(tok: str, lg: str, request: gr.Request):
         reports = _ui_call(actions.unload_idle, tok, is_proxied(request.headers))
@@ -320,7 +328,7 @@ def build_models_panel(manager: ModelManager, state: AppState, settings: Setting
                 names=", ".join(r["name"] for r in reports),
                 mb=sum(r.get("freed_rss_mb", 0.0) for r in reports),
                 gpu_mb=sum(r.get("freed_cuda_allocated_mb", 0.0) for r in reports))
-        return text, gr.update(value=model_rows(manager))
+        return text, gr.update(value=model_rows(manager, lg))
 
     def on_ask(lg: str):
         return gr.update(visible=True), t("restart_what", lg).format(

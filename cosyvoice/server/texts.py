@@ -127,6 +127,9 @@ TEXTS: dict[str, tuple[str, str]] = {
         "**重启应用**：停止当前进程并启动新进程。",
     ),
     "models_table": ("Models", "模型"),
+    "loads_on_first_use": ("{what} — unloaded: loads on first use (the app stays ready; "
+                           "that request waits for the load)",
+                           "{what} — 已卸载：首次使用时自动加载（应用保持就绪，该请求会等待加载）"),
     "col_model": ("Model", "模型"),
     "col_state": ("State", "状态"),
     "col_device": ("Device", "设备"),
