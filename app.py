@@ -51,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("GRADIO_TEMP_DIR", str(settings.cache_dir / "gradio"))
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
+    import psutil
     import torch
 
     from cosyvoice.bootstrap import build
@@ -89,6 +90,9 @@ def main(argv: list[str] | None = None) -> int:
         if settings.preload:
             manager.load_many([m["name"] for m in manager.states() if m["required"]])
             warm_engine(services.engine)
+        # Start to ready, measured: a drain's Retry-After counts on the next start taking
+        # about as long.
+        state.requests.startup_s = time.time() - psutil.Process().create_time()
         state.loading_done.set()
         if settings.preload:
             manager.load_many([m["name"] for m in manager.states() if not m["required"]])

@@ -1,11 +1,22 @@
 """Typed errors with messages a user can act on.
 
-The core raises these; the UI turns them into ``gr.Error`` and the API into 4xx JSON.
+The core raises these; the UI turns them into ``gr.Error`` and the API into 4xx JSON of
+one shape, :func:`error_body`.
 """
+
+from __future__ import annotations
+
+import math
 
 
 class CosyVoiceError(ValueError):
     """Base class: a request the engine cannot serve, with a user-facing message."""
+
+    http_status = 400
+
+
+class BodyError(CosyVoiceError):
+    """The request body cannot be parsed: not JSON, nested too deeply, bad multipart."""
 
     http_status = 400
 
@@ -29,9 +40,23 @@ class ModelError(CosyVoiceError):
 
 
 class BusyError(CosyVoiceError):
-    """The queue is full or the app is draining; retry later."""
+    """The queue is full or the app is draining; retry after ``retry_after_s`` seconds.
+
+    Build it with :meth:`retry_in`, so that the message and the ``Retry-After`` header
+    say the same number.
+    """
 
     http_status = 503
+
+    def __init__(self, message: str, retry_after_s: int = 5) -> None:
+        super().__init__(message)
+        self.retry_after_s = max(1, int(retry_after_s))
+
+    @classmethod
+    def retry_in(cls, seconds: float, why: str) -> BusyError:
+        """``"<why>; please try again in <n> s."`` with ``retry_after_s == n`` (rounded up)."""
+        n = max(1, math.ceil(seconds))
+        return cls(f"{why}; please try again in {n} s.", retry_after_s=n)
 
 
 class QueueFullError(BusyError):
@@ -62,3 +87,9 @@ class StorageError(CosyVoiceError):
     """The disk that holds outputs (or uploads) is full or refuses the write."""
 
     http_status = 507
+
+
+def error_body(status: int, message: str, kind: str) -> dict:
+    """The JSON of every error answer, on every route (OpenAI's shape, so that its client
+    shows the message): ``{"error": {"message", "type", "code"}}``."""
+    return {"error": {"message": message, "type": kind, "code": status}}

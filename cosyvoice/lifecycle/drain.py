@@ -1,17 +1,24 @@
 """In-flight request tracking and the graceful SIGTERM drain.
 
 Every synthesis runs inside :meth:`RequestTracker.track`, which counts it (by mode and
-outcome, with its latency) and refuses it with a retryable :class:`BusyError` once the
-app is draining. :class:`DrainingServer` turns the first SIGTERM / SIGINT into a drain:
-readiness goes false, new work is refused, in-flight syntheses get up to
-``drain_timeout_s`` to finish, then the server lingers briefly so that their clients can
-fetch the result files (until no request has arrived for 1.5 s, at most
-``drain_linger_s``), and uvicorn shuts down and the process exits 0.
+outcome, with its latency). A request that the server's admission gate has accepted
+(:meth:`RequestTracker.admitted`: running, or waiting for a slot) is *accepted work*; new
+work is refused with a retryable :class:`BusyError` once the app is draining.
+
+:class:`DrainingServer` turns the first SIGTERM / SIGINT into a drain: readiness goes
+false, new work is refused, and the drain listeners (the gate) decide for each accepted
+request whether it can finish within ``drain_timeout_s``: those that can are served,
+the others are answered at once with a 503 whose Retry-After is the projected time
+until the new process is ready. At the deadline anything still waiting is answered the
+same way. Then the server lingers briefly so that clients can fetch the result files
+(until no request has arrived for 1.5 s, at most ``drain_linger_s``), and uvicorn shuts
+down and the process exits 0.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 import os
@@ -19,20 +26,24 @@ import signal
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
-from cosyvoice.errors import BusyError, CosyVoiceError, ModelError
+from cosyvoice.errors import BusyError, CosyVoiceError, ModelError, error_body
 from cosyvoice.lifecycle import resources
 
 logger = logging.getLogger(__name__)
 
 LATENCY_BUCKETS = (0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0)
-DRAINING_MESSAGE = ("The server is restarting and no longer accepts new requests; "
-                    "please try again in about 30 seconds.")
+DRAINING_WHY = "The server is restarting and no longer accepts new requests"
+DEFAULT_SYNTHESIS_S = 10.0  # one synthesis, before any has finished to measure
+RESTART_MARGIN_S = 3.0  # restart.sh's own steps between the old exit and the new start
+# Set inside RequestTracker.admitted(): this thread's request was accepted by the gate
+# before the drain began, so track() must not refuse it.
+_ADMITTED: contextvars.ContextVar[bool] = contextvars.ContextVar("admitted", default=False)
 OUTCOMES = ("ok", "rejected", "refused", "error", "cancelled")
 
 
@@ -101,6 +112,13 @@ class RequestTracker:
         self.draining = draining if draining is not None else threading.Event()
         self._cond = threading.Condition()
         self._in_flight = 0
+        self._accepted = 0  # admitted by a gate: waiting for a slot or running
+        self._drain_listeners: list[Callable[[float], None]] = []
+        self._drain_started: float | None = None  # monotonic
+        self._drain_deadline: float | None = None  # monotonic
+        self._busy_until: float | None = None  # monotonic: the kept work's projected end
+        self.startup_s = 30.0  # this process, start to ready (the app sets the measured one)
+        self.linger_s = 0.0  # after the drain, result downloads may keep it up this long
         self._outcomes: dict[tuple[str, str], int] = {}
         self._latency: dict[str, LatencyHistogram] = {}
         self._recent: deque[float] = deque(maxlen=recent)
@@ -108,13 +126,85 @@ class RequestTracker:
         self.http = HttpActivity()
         self.trim_after_requests = True  # malloc_trim when the last request ends
 
+    # ---- the drain --------------------------------------------------------------------
+    def on_drain(self, listener: Callable[[float], None]) -> None:
+        """Call ``listener(deadline)`` (monotonic) when the drain starts, and again with the
+        current time when the deadline passes. The listener keeps the work that can end by
+        the deadline (telling :meth:`busy_until` when it will), and refuses the rest with
+        :meth:`draining_error`."""
+        self._drain_listeners.append(listener)
+
+    def begin_drain(self, timeout_s: float) -> None:
+        """Refuse new work; let each listener keep what can finish within ``timeout_s``."""
+        now = time.monotonic()
+        with self._cond:
+            self._drain_started, self._drain_deadline = now, now + timeout_s
+            self._busy_until = now
+            self.draining.set()
+        self._tell_listeners(now + timeout_s)
+
+    def end_drain_deadline(self) -> None:
+        """The deadline has passed: listeners refuse whatever still waits."""
+        self._tell_listeners(time.monotonic())
+
+    def _tell_listeners(self, deadline: float) -> None:
+        for listener in self._drain_listeners:
+            listener(deadline)
+
+    def busy_until(self, end: float) -> None:
+        """Kept work is projected to end at ``end`` (monotonic)."""
+        with self._cond:
+            self._busy_until = max(self._busy_until or end, end)
+
+    def retry_after_s(self) -> float:
+        """While draining: seconds until a new process is projected to be ready — the kept
+        work's end (at most the deadline), the linger, restart.sh, and this process'
+        own start-up time."""
+        now = time.monotonic()
+        with self._cond:
+            end = self._busy_until or now
+            if self._drain_deadline is not None:
+                end = min(end, self._drain_deadline)
+        return max(end - now, 0.0) + self.linger_s + RESTART_MARGIN_S + self.startup_s
+
+    def draining_error(self) -> BusyError:
+        return BusyError.retry_in(self.retry_after_s(), DRAINING_WHY)
+
+    def estimate_s(self) -> float:
+        """A cautious duration of one synthesis: the longest of the last 8 finished."""
+        with self._cond:
+            recent = list(self._recent)[-8:]
+        return max(recent) if recent else DEFAULT_SYNTHESIS_S
+
     @contextmanager
-    def track(self, mode: str) -> Iterator[None]:
-        """Run one request; raises :class:`BusyError` at once when draining."""
+    def admitted(self) -> Iterator[None]:
+        """Accepted work (a gate's slot, waiting or running): refused with a retryable
+        :class:`BusyError` when draining, else counted until it ends; the drain waits for
+        it, and :meth:`track` inside it is not refused."""
         with self._cond:
             if self.draining.is_set():
+                raise self.draining_error()
+            self._accepted += 1
+        token = _ADMITTED.set(True)
+        try:
+            yield
+        finally:
+            try:
+                _ADMITTED.reset(token)
+            except ValueError:  # a stream's slot ends in another thread (and context)
+                pass
+            with self._cond:
+                self._accepted -= 1
+                self._cond.notify_all()
+
+    @contextmanager
+    def track(self, mode: str) -> Iterator[None]:
+        """Run one request; raises :class:`BusyError` at once when draining, unless the
+        request was accepted (see :meth:`admitted`) before the drain began."""
+        with self._cond:
+            if self.draining.is_set() and not _ADMITTED.get():
                 self._finish(mode, "refused", None)
-                raise BusyError(DRAINING_MESSAGE)
+                raise self.draining_error()
             self._in_flight += 1
         t0, outcome = time.perf_counter(), "error"
         try:
@@ -151,10 +241,18 @@ class RequestTracker:
         with self._cond:
             return self._in_flight
 
-    def wait_idle(self, timeout: float) -> bool:
-        """Block until nothing is in flight or ``timeout`` s pass; True when idle."""
+    @property
+    def accepted(self) -> int:
+        """Requests accepted by a gate: waiting for a slot or running."""
         with self._cond:
-            return self._cond.wait_for(lambda: self._in_flight == 0, timeout=timeout)
+            return self._accepted
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Block until nothing is in flight nor accepted, or ``timeout`` s pass; True when
+        idle."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._in_flight == 0 and self._accepted == 0,
+                                       timeout=timeout)
 
     def slow_streak(self, threshold_s: float) -> int:
         """How many of the most recent finished syntheses in a row took > ``threshold_s``."""
@@ -195,23 +293,20 @@ class DrainGuard:
 
     GUARDED = ("/queue/join", "/call/", "/run/", "/api/", "/v1/")
 
-    def __init__(self, app: Any, draining: threading.Event, retry_after_s: int = 30,
-                 activity: HttpActivity | None = None) -> None:
+    def __init__(self, app: Any, tracker: RequestTracker) -> None:
         self.app = app
-        self.draining = draining
-        self.activity = activity
-        self.retry_after = str(retry_after_s).encode()
+        self.tracker = tracker
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and self.activity is not None:
-            self.activity.seen()
-        if (scope["type"] == "http" and self.draining.is_set() and scope["method"] == "POST"
-                and any(g in scope["path"] for g in self.GUARDED)):
-            body = json.dumps({"error": DRAINING_MESSAGE, "detail": DRAINING_MESSAGE,
-                               "retryable": True}).encode()
+        if scope["type"] == "http":
+            self.tracker.http.seen()
+        if (scope["type"] == "http" and self.tracker.draining.is_set()
+                and scope["method"] == "POST" and any(g in scope["path"] for g in self.GUARDED)):
+            e = self.tracker.draining_error()
+            body = json.dumps(error_body(503, str(e), type(e).__name__)).encode()
             await send({"type": "http.response.start", "status": 503,
                         "headers": [(b"content-type", b"application/json"),
-                                    (b"retry-after", self.retry_after),
+                                    (b"retry-after", str(e.retry_after_s).encode()),
                                     (b"content-length", str(len(body)).encode())]})
             await send({"type": "http.response.body", "body": body})
             return
@@ -233,6 +328,7 @@ class DrainingServer:
         self.tracker = tracker
         self.drain_timeout_s = drain_timeout_s
         self.linger_s = linger_s
+        tracker.linger_s = linger_s
         self._drain_thread: threading.Thread | None = None
         self._loop: Any = None
         self.server = uvicorn.Server(config)
@@ -246,9 +342,10 @@ class DrainingServer:
                 self._loop = asyncio.get_running_loop()
             except RuntimeError:
                 self._loop = None
-            logger.info("%s received: draining (up to %.0f s for %d in-flight request(s))",
-                        signal.Signals(sig).name, self.drain_timeout_s, self.tracker.in_flight)
-            self.tracker.draining.set()
+            logger.info("%s received: draining (up to %.0f s for %d accepted request(s), "
+                        "%d running)", signal.Signals(sig).name, self.drain_timeout_s,
+                        self.tracker.accepted, self.tracker.in_flight)
+            self.tracker.begin_drain(self.drain_timeout_s)
             self._drain_thread = threading.Thread(target=self._drain, name="drain",
                                                   daemon=True)
             self._drain_thread.start()
@@ -269,7 +366,8 @@ class DrainingServer:
                 logger.info("served result downloads for %.1f s after the drain", waited)
             logger.info("shutting down")
         else:
-            logger.warning("drain deadline (%.0f s) passed with %d request(s) in flight; "
+            self.tracker.end_drain_deadline()  # anything still waiting: 503 now
+            logger.warning("drain deadline (%.0f s) passed with %d request(s) running; "
                            "shutting down anyway", self.drain_timeout_s, self.tracker.in_flight)
         self._end_streams()
         self.server.should_exit = True

@@ -3,7 +3,10 @@ JSON routes under ``/admin``.
 
 :class:`AdminActions` holds the logic (token check, restart cooldown, launching
 restart.sh); the panel and the routes only translate its results and errors. An admin
-token is required whenever the app listens beyond loopback.
+token is required whenever the app listens beyond loopback, and for every request that
+came through a reverse proxy (it carries ``Forwarded``, ``X-Forwarded-For`` or
+``X-Real-IP``): a proxy on the same host connects from 127.0.0.1, but its clients may be
+anyone.
 """
 
 from __future__ import annotations
@@ -21,10 +24,10 @@ from typing import Any
 
 import gradio as gr
 import psutil
-from fastapi import APIRouter, Header, Request
+from fastapi import APIRouter, Depends, Header, Request
 from fastapi.responses import JSONResponse
 
-from cosyvoice.errors import BusyError, CosyVoiceError
+from cosyvoice.errors import BusyError, CosyVoiceError, error_body
 from cosyvoice.lifecycle import resources
 from cosyvoice.lifecycle.manager import ModelManager
 from cosyvoice.lifecycle.restarts import RestartLog, launch_restart
@@ -35,6 +38,7 @@ from cosyvoice.settings import Settings
 logger = logging.getLogger(__name__)
 
 LOOPBACK_HOSTS = {"127.0.0.1", "::1", "localhost"}
+PROXY_HEADERS = ("forwarded", "x-forwarded-for", "x-real-ip")
 REFRESH_S = 3.0
 READY_POLL_TIMEOUT_S = 180
 
@@ -47,6 +51,11 @@ class AdminError(CosyVoiceError):
 
 def is_loopback(host: str) -> bool:
     return host in LOOPBACK_HOSTS or host.startswith("127.")
+
+
+def is_proxied(headers: Any) -> bool:
+    """True when a request carries a reverse proxy's client headers (any value)."""
+    return headers is not None and any(h in headers for h in PROXY_HEADERS)
 
 
 def resolve_admin_token(settings: Settings) -> str:
@@ -79,24 +88,34 @@ class AdminActions:
         self.manager = manager
         self.state = state
         self.settings = settings
-        self.token_required = not is_loopback(settings.host)
+        self.token_required = not is_loopback(settings.host)  # for every request
         self._token = resolve_admin_token(settings) if self.token_required else ""
         self.restart_log = RestartLog.for_settings(settings)
         self._restart_requested = 0.0
         self._lock = threading.Lock()
 
-    def check_token(self, token: str | None) -> None:
-        if not self.token_required:
+    def needs_token(self, proxied: bool = False) -> bool:
+        return self.token_required or proxied
+
+    def check_token(self, token: str | None, proxied: bool = False) -> None:
+        """Raise AdminError unless ``token`` is right, when one is needed: the app listens
+        beyond loopback, or the request came through a proxy (``proxied``)."""
+        if not self.needs_token(proxied):
             return
-        if not token or not hmac.compare_digest(token.strip(), self._token):
-            raise AdminError("This action needs the admin token (the app listens beyond "
-                             "this machine). Find it in --admin-token / COSYVOICE_ADMIN_TOKEN "
-                             f"or in {Path(self.settings.pidfile).parent / 'admin_token'} "
+        with self._lock:
+            if not self._token:  # loopback app, first proxied admin request
+                self._token = resolve_admin_token(self.settings)
+        if not token or not hmac.compare_digest(token.strip().encode(), self._token.encode()):
+            why = ("the app listens beyond this machine" if self.token_required
+                   else "the request came through a reverse proxy")
+            raise AdminError(f"This action needs the admin token ({why}). Find it in "
+                             "--admin-token / COSYVOICE_ADMIN_TOKEN or in "
+                             f"{Path(self.settings.pidfile).parent / 'admin_token'} "
                              "on the server.")
 
-    def reload(self, token: str | None) -> dict[str, Any]:
+    def reload(self, token: str | None, proxied: bool = False) -> dict[str, Any]:
         """Soft restart: rebuild every loaded (or failed) model; failures keep the old one."""
-        self.check_token(token)
+        self.check_token(token, proxied)
         t0 = time.perf_counter()
         states = self.manager.states()
         results = self.manager.load_many([m["name"] for m in states if m["state"] == "READY"],
@@ -109,16 +128,16 @@ class AdminActions:
         logger.info("soft reload: %s in %.2f s; failed: %s", done, seconds, failed or "none")
         return {"reloaded": done, "failed": failed, "seconds": round(seconds, 3)}
 
-    def unload_idle(self, token: str | None) -> list[dict[str, Any]]:
-        self.check_token(token)
+    def unload_idle(self, token: str | None, proxied: bool = False) -> list[dict[str, Any]]:
+        self.check_token(token, proxied)
         reports = self.manager.unload_idle(self.settings.idle_unload_s)
         logger.info("unload idle: %s", [r["name"] for r in reports] or "nothing idle")
         return reports
 
-    def restart(self, token: str | None, keep_outputs: bool, reason: str = "button"
-                ) -> dict[str, Any]:
+    def restart(self, token: str | None, keep_outputs: bool, reason: str = "button",
+                proxied: bool = False) -> dict[str, Any]:
         """Launch restart.sh detached; raises BusyError inside the cooldown or a drain."""
-        self.check_token(token)
+        self.check_token(token, proxied)
         with self._lock:
             self._check_cooldown()
             proc = launch_restart(self.settings, keep_outputs, reason)
@@ -129,16 +148,17 @@ class AdminActions:
 
     def _check_cooldown(self) -> None:
         if self.state.draining.is_set():
-            raise BusyError("A restart is already in progress; this page reloads when the "
-                            "new process is ready.")
+            raise BusyError.retry_in(self.state.requests.retry_after_s(),
+                                     "A restart is already in progress (this page reloads "
+                                     "when the new process is ready)")
         if restart_running(Path(self.settings.pidfile).parent / "restart.lock"):
-            raise BusyError("A restart is still finishing; try again in a few seconds.")
+            raise BusyError.retry_in(5, "A restart is still finishing")
         last = max(self._restart_requested, self.restart_log.last_time() or 0.0)
         wait = self.settings.restart_cooldown_s - (time.time() - last)
         if wait > 0:
-            raise BusyError(f"The app was restarted {time.time() - last:.0f} s ago; restarts "
-                            f"are at least {self.settings.restart_cooldown_s:.0f} s apart. "
-                            f"Try again in {wait:.0f} s.")
+            raise BusyError.retry_in(wait, f"The app was restarted {time.time() - last:.0f} s "
+                                     "ago; restarts are at least "
+                                     f"{self.settings.restart_cooldown_s:.0f} s apart")
 
     def clear_preview(self) -> dict[str, Any]:
         """What a restart would delete: file counts and sizes of cache/ and outputs/."""
@@ -176,10 +196,18 @@ def _dir_usage(path: Path) -> tuple[int, float]:
 
 # ---- readings for the panel ----------------------------------------------------------
 
-def model_rows(manager: ModelManager) -> list[list[Any]]:
+def model_rows(manager: ModelManager, lang: str = "en") -> list[list[Any]]:
+    """The Models table; an unloaded model's note says it loads on first use (the app
+    stays ready meanwhile, as /health/ready does)."""
     return [[m["name"], m["state"], m["device"] or "-", m["memory_mb"], m["load_seconds"],
-             "-" if m.get("idle_s") is None else m["idle_s"], m["reason"] or m["description"]]
+             "-" if m.get("idle_s") is None else m["idle_s"], _note(m, lang)]
             for m in manager.states()]
+
+
+def _note(m: dict[str, Any], lang: str) -> str:
+    if m["state"] == "UNLOADED":
+        return t("loads_on_first_use", lang).format(what=m["description"])
+    return m["reason"] or m["description"]
 
 
 def model_headers(lang: str) -> list[str]:
@@ -273,28 +301,26 @@ def build_models_panel(manager: ModelManager, state: AppState, settings: Setting
                 no = gr.Button(t("cancel"), elem_id="restart-cancel")
         old_pid = gr.Textbox("", visible="hidden", elem_id="restart-old-pid")
         timer = gr.Timer(REFRESH_S)
-    lang_in = [lang] if lang is not None else []
+    lang_in = [lang] if lang is not None else [gr.State("en")]
 
-    def current(lang_value: str | None = None) -> str:
-        return lang_value or "en"
-
-    def refresh(*lv):
-        lg = current(*lv)
-        return (gr.update(value=model_rows(manager), headers=model_headers(lg)),
+    def refresh(lg: str):
+        return (gr.update(value=model_rows(manager, lg), headers=model_headers(lg)),
                 system_line(actions, lg, proc))
 
-    def on_reload(tok: str, *lv):
-        lg = current(*lv)
-        out = _ui_call(actions.reload, tok)
+    def on_open(request: gr.Request):
+        """The token box shows when this visitor needs one (remote app, or a proxy)."""
+        return gr.update(visible=actions.needs_token(is_proxied(request.headers)))
+
+    def on_reload(tok: str, lg: str, request: gr.Request):
+        out = _ui_call(actions.reload, tok, is_proxied(request.headers))
         text = t("reloaded", lg).format(ok=len(out["reloaded"]), seconds=out["seconds"])
         if out["failed"]:
             text += "\n\n" + t("reload_failed", lg).format(
                 names=", ".join(out["failed"]), why="; ".join(out["failed"].values()))
-        return text, gr.update(value=model_rows(manager))
+        return text, gr.update(value=model_rows(manager, lg))
 
-    def on_unload(tok: str, *lv):
-        lg = current(*lv)
-        reports = _ui_call(actions.unload_idle, tok)
+    def on_unload(tok: str, lg: str, request: gr.Request):
+        reports = _ui_call(actions.unload_idle, tok, is_proxied(request.headers))
         if not reports:
             text = t("nothing_idle", lg).format(idle=settings.idle_unload_s)
         else:
@@ -302,19 +328,21 @@ def build_models_panel(manager: ModelManager, state: AppState, settings: Setting
                 names=", ".join(r["name"] for r in reports),
                 mb=sum(r.get("freed_rss_mb", 0.0) for r in reports),
                 gpu_mb=sum(r.get("freed_cuda_allocated_mb", 0.0) for r in reports))
-        return text, gr.update(value=model_rows(manager))
+        return text, gr.update(value=model_rows(manager, lg))
 
-    def on_ask(*lv):
-        return gr.update(visible=True), t("restart_what", current(*lv)).format(
+    def on_ask(lg: str):
+        return gr.update(visible=True), t("restart_what", lg).format(
             **actions.clear_preview())
 
-    def on_confirm(tok: str, keep_outputs: bool, *lv):
-        out = _ui_call(actions.restart, tok, bool(keep_outputs), "button")
-        text = t("restarting", current(*lv)).format(pid=out["old_pid"])
+    def on_confirm(tok: str, keep_outputs: bool, lg: str, request: gr.Request):
+        out = _ui_call(actions.restart, tok, bool(keep_outputs), "button",
+                       is_proxied(request.headers))
+        text = t("restarting", lg).format(pid=out["old_pid"])
         return text, str(out["old_pid"]), gr.update(visible=False)
 
     common: dict[str, Any] = {"queue": False, "show_progress": "hidden"}
     timer.tick(refresh, lang_in, [table, system], api_name=False, **common)
+    tab.select(on_open, None, token, api_name=False, **common)
     reload_btn.click(on_reload, [token, *lang_in], [status, table], api_name="admin_reload",
                      **common)
     unload_btn.click(on_unload, [token, *lang_in], [status, table], api_name="admin_unload",
@@ -350,7 +378,8 @@ def _ui_call(fn, *args):
     try:
         return fn(*args)
     except CosyVoiceError as e:
-        raise gr.Error(str(e)) from None
+        logger.info("admin action %s refused: %s", fn.__name__, e)
+        raise gr.Error(str(e), print_exception=False) from None
 
 
 # ---- JSON routes ---------------------------------------------------------------------
@@ -363,22 +392,24 @@ def _token_from(x_admin_token: str | None, authorization: str | None) -> str | N
     return None
 
 
-def _json_error(e: CosyVoiceError) -> JSONResponse:
-    return JSONResponse({"error": str(e), "retryable": isinstance(e, BusyError)},
-                        status_code=getattr(e, "http_status", 400))
+async def _restart_body(request: Request) -> bool:
+    """``keep_outputs`` of an optional JSON body ``{"keep_outputs": bool}``; a body that
+    is not that is refused (400 unparsable, 422 invalid), not silently ignored."""
+    from cosyvoice.server.api import read_json, validate_body
+    from cosyvoice.server.models_api import RestartBody
 
-
-async def _body(request: Request) -> dict[str, Any]:
-    try:
-        data = await request.json()
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
+    raw = await request.body()
+    if not raw.strip():
+        return False
+    body = validate_body(RestartBody, read_json(raw))
+    return bool(body.keep_outputs)
 
 
 def admin_router(actions: AdminActions) -> APIRouter:
     """``POST /admin/restart|reload|unload`` (token via ``X-Admin-Token`` or Bearer) and
-    ``GET /admin/models``."""
+    ``GET /admin/models``. Errors are the API's one shape (see :mod:`cosyvoice.server.api`)."""
+    from cosyvoice.server.api import error_responses, json_object_or_empty
+
     router = APIRouter(prefix="/admin", tags=["admin"])
 
     @router.get("/models")
@@ -386,32 +417,39 @@ def admin_router(actions: AdminActions) -> APIRouter:
         return {"models": actions.manager.states(), "in_flight": actions.state.requests.in_flight,
                 "token_required": actions.token_required}
 
-    @router.post("/restart")
+    @router.post("/restart", status_code=202,
+                 responses=error_responses(400, 403, 422, 503),
+                 openapi_extra={"requestBody": {"required": False, "content": {
+                     "application/json": {"schema": {"type": "object", "properties": {
+                         "keep_outputs": {"type": "boolean", "default": False}}}}}}})
     async def restart(request: Request, x_admin_token: str | None = Header(None),
                       authorization: str | None = Header(None)) -> JSONResponse:
-        keep = bool((await _body(request)).get("keep_outputs", False))
-        try:
-            out = actions.restart(_token_from(x_admin_token, authorization), keep, "api")
-        except CosyVoiceError as e:
-            return _json_error(e)
+        keep = await _restart_body(request)
+        out = actions.restart(_token_from(x_admin_token, authorization), keep, "api",
+                              proxied=is_proxied(request.headers))
         return JSONResponse(out, status_code=202)
 
-    @router.post("/reload")
-    def reload(x_admin_token: str | None = Header(None),
+    @router.post("/reload", responses=error_responses(400, 403, 422, 503),
+                 dependencies=[Depends(json_object_or_empty)])
+    def reload(request: Request, x_admin_token: str | None = Header(None),
                authorization: str | None = Header(None)) -> JSONResponse:
-        try:
-            out = actions.reload(_token_from(x_admin_token, authorization))
-        except CosyVoiceError as e:
-            return _json_error(e)
-        return JSONResponse(out, status_code=500 if out["failed"] else 200)
+        """200 with the report; 503 (the error shape, plus the report) when a model failed
+        to reload (it keeps serving its old instance)."""
+        out = actions.reload(_token_from(x_admin_token, authorization),
+                             proxied=is_proxied(request.headers))
+        if not out["failed"]:
+            return JSONResponse(out)
+        why = "; ".join(f"{name}: {reason}" for name, reason in out["failed"].items())
+        body = error_body(503, f"reload failed ({why}); the old instances keep serving",
+                          "ModelError")
+        return JSONResponse({**body, **out}, status_code=503)
 
-    @router.post("/unload")
-    def unload(x_admin_token: str | None = Header(None),
+    @router.post("/unload", responses=error_responses(400, 403, 422),
+                 dependencies=[Depends(json_object_or_empty)])
+    def unload(request: Request, x_admin_token: str | None = Header(None),
                authorization: str | None = Header(None)) -> JSONResponse:
-        try:
-            out = actions.unload_idle(_token_from(x_admin_token, authorization))
-        except CosyVoiceError as e:
-            return _json_error(e)
+        out = actions.unload_idle(_token_from(x_admin_token, authorization),
+                                  proxied=is_proxied(request.headers))
         return JSONResponse({"unloaded": out})
 
     return router

@@ -8,6 +8,7 @@ with ``Retry-After`` when the server is busy or draining.
 from __future__ import annotations
 
 import errno
+import json
 import logging
 import re
 import tempfile
@@ -21,6 +22,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
+from starlette.exceptions import HTTPException
 
 from cosyvoice.audio.encode import (
     check_format,
@@ -32,18 +34,19 @@ from cosyvoice.audio.encode import (
 from cosyvoice.audio.io import storage_error
 from cosyvoice.engine.base import SEED_MAX
 from cosyvoice.errors import (
+    BodyError,
     BusyError,
     CosyVoiceError,
     StorageError,
     TextError,
     UploadTooLargeError,
+    error_body,
 )
 from cosyvoice.pipeline import SynthesisRequest, Synthesizer
 from cosyvoice.server.gate import SynthesisGate
 
 logger = logging.getLogger(__name__)
 
-RETRY_AFTER_S = 5
 STORAGE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES)
 # OpenAI's voice names are accepted and spoken by the default voice, so clients written
 # for OpenAI work unchanged; our own voice names pick that voice.
@@ -64,7 +67,8 @@ class ErrorBody(BaseModel):
 
 
 _ERROR_TEXT = {
-    400: "bad request", 403: "the admin token is missing or wrong",
+    400: "the body cannot be parsed (not JSON, nested too deeply, broken multipart)",
+    403: "the admin token is missing or wrong",
     404: "no such voice or model", 409: "name taken, or the voice store is full",
     413: "upload over --max-upload-mb", 422: "an invalid field (the message names it)",
     429: "busy: every slot and queue place taken; retry after Retry-After seconds",
@@ -110,17 +114,27 @@ class SpeechBody(BaseModel):
                                      "(emotion, speed, volume, pitch, dialect), as instruction")
 
 
-def _error(status: int, message: str, kind: str, retry: bool = False) -> JSONResponse:
-    headers = {"Retry-After": str(RETRY_AFTER_S)} if retry else None
-    return JSONResponse({"error": {"message": message, "type": kind, "code": status}},
-                        status_code=status, headers=headers)
+def error_response(status: int, message: str, kind: str,
+                   retry_after_s: int | None = None) -> JSONResponse:
+    """The one error answer of every route: :func:`error_body`, and ``Retry-After`` (the
+    number its message says) when retrying later will work."""
+    headers = {"Retry-After": str(retry_after_s)} if retry_after_s else None
+    return JSONResponse(error_body(status, message, kind), status_code=status,
+                        headers=headers)
+
+
+def cosy_error_response(exc: CosyVoiceError) -> JSONResponse:
+    retry = exc.retry_after_s if isinstance(exc, BusyError) else None
+    return error_response(exc.http_status, str(exc), type(exc).__name__, retry)
 
 
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(CosyVoiceError)
     async def _cosy(request: Request, exc: CosyVoiceError) -> JSONResponse:
-        return _error(exc.http_status, str(exc), type(exc).__name__,
-                      retry=isinstance(exc, BusyError))
+        """A refusal the user can act on: one INFO line, no traceback."""
+        logger.info("%s %s refused %d (%s): %s", request.method, request.url.path,
+                    exc.http_status, type(exc).__name__, exc)
+        return cosy_error_response(exc)
 
     @app.exception_handler(OSError)
     async def _os(request: Request, exc: OSError) -> JSONResponse:
@@ -128,19 +142,60 @@ def install_error_handlers(app: FastAPI) -> None:
         route: 507 with what to do; any other OSError is a bug, logged and answered 500."""
         if exc.errno in STORAGE_ERRNOS:
             where = Path(exc.filename).parent if exc.filename else Path("the data folder")
-            return _error(507, str(storage_error(exc, where)), "StorageError")
+            return error_response(507, str(storage_error(exc, where)), "StorageError")
         logger.error("unexpected %s on %s", type(exc).__name__, request.url.path,
                      exc_info=exc)
-        return _error(500, f"internal error ({type(exc).__name__}); see the app log",
+        return error_response(500, f"internal error ({type(exc).__name__}); see the app log",
                       type(exc).__name__)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         parts = []
-        for err in exc.errors():
+        for err in exc.errors()[:10]:
             where = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
             parts.append(f"{where or 'body'}: {err.get('msg', 'invalid')}")
-        return _error(422, "invalid request: " + "; ".join(parts), "ValidationError")
+        message = "invalid request: " + "; ".join(parts)
+        logger.info("%s %s refused 422: %s", request.method, request.url.path, message)
+        return error_response(422, message, "ValidationError")
+
+    @app.exception_handler(HTTPException)
+    async def _http(request: Request, exc: HTTPException) -> JSONResponse:
+        """Starlette's and FastAPI's own refusals (no such route, wrong method, a body
+        FastAPI could not parse), in the same shape."""
+        kind = _HTTP_KINDS.get(exc.status_code, "HTTPError")
+        message = str(exc.detail)
+        logger.info("%s %s refused %d: %s", request.method, request.url.path,
+                    exc.status_code, message)
+        if exc.status_code == 400:
+            message += ("; send a JSON object (UTF-8, nested at most a few levels) or a "
+                        "well-formed multipart form")
+        return JSONResponse(error_body(exc.status_code, message, kind),
+                            status_code=exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(Exception)
+    async def _fault(request: Request, exc: Exception) -> JSONResponse:
+        """A bug: logged with its traceback, answered 500 in the same shape."""
+        logger.error("unexpected %s on %s", type(exc).__name__, request.url.path,
+                     exc_info=exc)
+        return error_response(500, f"internal error ({type(exc).__name__}); see the app log",
+                              "InternalError")
+
+
+_HTTP_KINDS = {400: "BodyError", 404: "NotFoundError", 405: "MethodNotAllowed",
+               413: "UploadTooLargeError"}
+
+
+def read_json(raw: bytes) -> object:
+    """Parse a JSON body; anything unparsable (including nesting deep enough to hit
+    Python's recursion limit) is a :class:`BodyError` (400)."""
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise BodyError("the JSON body is nested too deeply; send a flat JSON object") \
+            from None
+    except ValueError as e:  # JSONDecodeError, and UnicodeDecodeError for non-UTF-8
+        raise BodyError(f"the body is not valid JSON ({e}); send a JSON object, or "
+                        "multipart/form-data with a 'prompt' file") from None
 
 
 class Api:
@@ -155,17 +210,18 @@ class Api:
     async def parse_tts(self, request: Request) -> tuple[TtsBody, Path | None]:
         ctype = request.headers.get("content-type", "")
         if not ctype.startswith("multipart/form-data"):
-            try:
-                data = await request.json()
-            except ValueError as e:
-                raise TextError("body must be JSON, or multipart/form-data with a "
-                                "'prompt' file") from e
-            return _validate(TtsBody, data), None
+            self.check_length(request)
+            return validate_body(TtsBody, read_json(await request.body())), None
         self.check_length(request)
-        form = await request.form(max_files=1, max_fields=20, max_part_size=self.max_upload)
+        try:
+            form = await request.form(max_files=1, max_fields=20,
+                                      max_part_size=self.max_upload)
+        except HTTPException as e:  # starlette's malformed / too many parts
+            raise BodyError(f"invalid multipart form: {e.detail}; send text fields and at "
+                            "most one file, 'prompt'") from None
         fields = {k: v for k, v in form.items() if not isinstance(v, UploadFile)}
         upload = form.get("prompt")
-        body = _validate(TtsBody, fields)
+        body = validate_body(TtsBody, fields)
         prompt = await self.save_upload(upload) if isinstance(upload, UploadFile) else None
         return body, prompt
 
@@ -274,13 +330,58 @@ def notes_header(notes: list[str]) -> str:
     return quote(" | ".join(notes), safe=" ,;:()/'+=-_.~|")
 
 
-def _validate(model: type[BaseModel], data: object) -> BaseModel:
+async def json_object_or_empty(request: Request) -> None:
+    """Dependency of the routes that take no body: an empty one, or a JSON object (its
+    fields are ignored). Anything else is refused (400/422) before the route acts."""
+    raw = await request.body()
+    if raw.strip() and not isinstance(read_json(raw), dict):
+        raise RequestValidationError([{"loc": ("body",), "msg": "send no body, or a JSON "
+                                       "object", "type": "dict_type"}])
+
+
+def fallback_router(app: FastAPI, prefixes: tuple[str, ...]) -> APIRouter:
+    """404 / 405 in the one error shape for paths under ``prefixes`` that no route serves
+    (the Gradio app mounted at ``/`` would otherwise answer them in its own shape).
+    Include it after every other router."""
+    router = APIRouter(include_in_schema=False)
+    methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+
+    async def unknown(request: Request) -> JSONResponse:
+        allowed = sorted(_methods_of(app, request.url.path))
+        if allowed:
+            return JSONResponse(error_body(405, f"{request.method} is not allowed on "
+                                           f"{request.url.path}; use {', '.join(allowed)}",
+                                           "MethodNotAllowed"),
+                                status_code=405, headers={"Allow": ", ".join(allowed)})
+        return error_response(404, f"no route {request.url.path}; see /docs for the API",
+                              "NotFoundError")
+
+    for prefix in prefixes:
+        router.add_api_route(prefix.rstrip("/") + "/{rest:path}", unknown, methods=methods)
+    return router
+
+
+def _methods_of(app: FastAPI, path: str) -> set[str]:
+    """The methods the schema documents for ``path`` (templates like ``{name}`` match
+    one path segment)."""
+    found = set()
+    for template, item in app.openapi()["paths"].items():
+        pattern = re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(template))
+        if re.fullmatch(pattern, path):
+            found |= {m.upper() for m in item}
+    return found
+
+
+def validate_body(model: type[BaseModel], data: object) -> BaseModel:
+    """``model`` from parsed data; a mismatch is a RequestValidationError (422)."""
     from pydantic import ValidationError
 
     try:
         return model.model_validate(data)
     except ValidationError as e:
         raise RequestValidationError(e.errors()) from None
+    except RecursionError:
+        raise BodyError("the body is nested too deeply; send a flat JSON object") from None
 
 
 def _request(body: TtsBody, prompt: Path | None) -> SynthesisRequest:

@@ -13,7 +13,7 @@ from cosyvoice.lifecycle.drain import DrainGuard
 from cosyvoice.lifecycle.manager import ModelManager
 from cosyvoice.pipeline import Synthesizer
 from cosyvoice.server.admin import AdminActions, admin_router
-from cosyvoice.server.api import api_router, install_error_handlers
+from cosyvoice.server.api import api_router, fallback_router, install_error_handlers
 from cosyvoice.server.gate import SynthesisGate
 from cosyvoice.server.health import AppState, health_router
 from cosyvoice.server.metrics import build_registry, gradio_queue_depth, metrics_router
@@ -25,10 +25,10 @@ from cosyvoice.server.voices_api import voices_router
 def create_app(manager: ModelManager, synth: Synthesizer, state: AppState) -> FastAPI:
     settings = synth.settings
     app = FastAPI(title="CosyVoice WebUI", version="0.1.0")
-    gate = SynthesisGate(settings.concurrency, settings.queue_size)
+    gate = SynthesisGate(settings.concurrency, settings.queue_size, state.requests)
     app.state.gate = gate
     install_error_handlers(app)
-    app.add_middleware(DrainGuard, draining=state.draining, activity=state.requests.http)
+    app.add_middleware(DrainGuard, tracker=state.requests)
     app.include_router(health_router(manager, state))
     app.include_router(api_router(synth, gate))
     admin = AdminActions(manager, state, settings)
@@ -42,6 +42,7 @@ def create_app(manager: ModelManager, synth: Synthesizer, state: AppState) -> Fa
         return ui_depth() + max(gate.depth - state.requests.in_flight, 0)
 
     app.include_router(metrics_router(build_registry(manager, state, settings, queue_depth)))
+    app.include_router(fallback_router(app, ("/api", "/v1", "/admin", "/health")))
     max_mb = settings.max_upload_mb
     return gr.mount_gradio_app(
         app, demo, path="/", root_path=settings.root_path or None,

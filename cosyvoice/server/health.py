@@ -1,7 +1,10 @@
 """Liveness and readiness endpoints.
 
-``/health/live`` answers while the process serves HTTP; ``/health/ready`` is 200 only
-when every required model is READY and the app is not draining (503 otherwise).
+``/health/live`` answers while the process serves HTTP. ``/health/ready`` is 200 when
+the app is not draining, start-up loading is done, and every required model can serve:
+READY, or UNLOADED on purpose (``--no-preload``, idle unload, an admin's unload), which
+loads on its first use — that request waits for the load. The body names those models
+in ``loads_on_first_use``. A required model LOADING, UNLOADING or FAILED makes it 503.
 """
 
 from __future__ import annotations
@@ -52,7 +55,9 @@ def health_router(manager: ModelManager, state: AppState) -> APIRouter:
     def ready() -> JSONResponse:
         models = manager.states()
         ok, reason = readiness(manager, state)
-        body = {"ready": ok, "status": reason, "pid": os.getpid(), "models": models}
+        later = [m["name"] for m in models if m["required"] and m["state"] == "UNLOADED"]
+        body = {"ready": ok, "status": reason, "pid": os.getpid(),
+                "loads_on_first_use": later, "models": models}
         return JSONResponse(body, status_code=200 if ok else 503)
 
     return router

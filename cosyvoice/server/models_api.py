@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Header
+from fastapi import APIRouter, Depends, Header, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from cosyvoice.errors import NotFoundError
-from cosyvoice.server.admin import AdminActions, _token_from
-from cosyvoice.server.api import error_responses
+from cosyvoice.server.admin import AdminActions, _token_from, is_proxied
+from cosyvoice.server.api import error_responses, json_object_or_empty
 
 TOKEN_HELP = "admin token (needed when the app listens beyond loopback)"
 
@@ -37,8 +37,8 @@ def models_router(actions: AdminActions) -> APIRouter:
         raise NotFoundError(f"no model is called {name!r}; models: "
                             f"{', '.join(manager.names())}")
 
-    def admin(name: str, token: str | None, auth: str | None) -> None:
-        actions.check_token(_token_from(token, auth))
+    def admin(request: Request, name: str, token: str | None, auth: str | None) -> None:
+        actions.check_token(_token_from(token, auth), is_proxied(request.headers))
         state_of(name)
 
     @router.get("/models")
@@ -46,32 +46,38 @@ def models_router(actions: AdminActions) -> APIRouter:
         """Every model: state (UNLOADED, LOADING, READY, UNLOADING, FAILED), reason, memory."""
         return {"models": manager.states(), "token_required": actions.token_required}
 
-    @router.post("/models/{name}/load", responses=error_responses(403, 404, 422, 503))
-    def load(name: str, x_admin_token: str | None = Header(None, description=TOKEN_HELP),
+    @router.post("/models/{name}/load", responses=error_responses(400, 403, 404, 422, 503),
+                 dependencies=[Depends(json_object_or_empty)])
+    def load(request: Request, name: str,
+             x_admin_token: str | None = Header(None, description=TOKEN_HELP),
              authorization: str | None = Header(None)) -> dict:
         """Load a model if it is not READY (503 with the reason when loading fails)."""
-        admin(name, x_admin_token, authorization)
+        admin(request, name, x_admin_token, authorization)
         manager.load(name)
         return {"model": state_of(name)}
 
-    @router.post("/models/{name}/unload", responses=error_responses(403, 404, 422))
-    def unload(name: str, x_admin_token: str | None = Header(None, description=TOKEN_HELP),
+    @router.post("/models/{name}/unload", responses=error_responses(400, 403, 404, 422),
+                 dependencies=[Depends(json_object_or_empty)])
+    def unload(request: Request, name: str,
+               x_admin_token: str | None = Header(None, description=TOKEN_HELP),
                authorization: str | None = Header(None)) -> dict:
         """Drop the model and free its memory; it loads again on first use."""
-        admin(name, x_admin_token, authorization)
+        admin(request, name, x_admin_token, authorization)
         report = manager.unload(name)
         return {"model": state_of(name), "report": report}
 
-    @router.post("/models/{name}/reload", responses=error_responses(403, 404, 422, 503))
-    def reload(name: str, x_admin_token: str | None = Header(None, description=TOKEN_HELP),
+    @router.post("/models/{name}/reload", responses=error_responses(400, 403, 404, 422, 503),
+                 dependencies=[Depends(json_object_or_empty)])
+    def reload(request: Request, name: str,
+               x_admin_token: str | None = Header(None, description=TOKEN_HELP),
                authorization: str | None = Header(None)) -> dict:
         """Build a fresh instance and swap it in; on failure the old one keeps serving."""
-        admin(name, x_admin_token, authorization)
+        admin(request, name, x_admin_token, authorization)
         report = manager.reload(name)
         return {"model": state_of(name), "report": report}
 
-    @router.post("/restart", status_code=202, responses=error_responses(403, 422, 503))
-    def restart(body: RestartBody | None = None,
+    @router.post("/restart", status_code=202, responses=error_responses(400, 403, 422, 503))
+    def restart(request: Request, body: RestartBody | None = None,
                 x_admin_token: str | None = Header(None, description=TOKEN_HELP),
                 authorization: str | None = Header(None)) -> JSONResponse:
         """Hard restart through restart.sh (drain, free GPU memory, start, wait ready).
@@ -79,7 +85,8 @@ def models_router(actions: AdminActions) -> APIRouter:
         503 with Retry-After inside the cooldown or while a restart runs.
         """
         keep = bool(body.keep_outputs) if body is not None else False
-        out = actions.restart(_token_from(x_admin_token, authorization), keep, "api")
+        out = actions.restart(_token_from(x_admin_token, authorization), keep, "api",
+                              proxied=is_proxied(request.headers))
         return JSONResponse(out, status_code=202)
 
     return router

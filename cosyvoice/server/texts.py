@@ -99,6 +99,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     ),
     "speed": ("Speed", "语速"),
     "seed": ("Seed (empty = random)", "随机种子（留空为随机）"),
+    "seed_ph": ("random", "随机"),
     "dice": ("🎲 New seed", "🎲 随机种子"),
     "strength": ("Similarity strength (0 = unchanged voice, 1 = full)",
                  "相似度强度（0不变，1最强）"),
@@ -106,6 +107,9 @@ TEXTS: dict[str, tuple[str, str]] = {
     "output": ("Result", "合成音频"),
     "status": ("Status", "状态"),
     "ready": ("Ready.", "就绪。"),
+    "working": ("Generating…", "正在生成……"),
+    "failed": ("**Failed:** {message}", "**失败：**{message}"),
+    "failed_unknown": ("an internal error; see the app log", "内部错误，请查看应用日志"),
     "done": ("Done: {audio:.1f} s of audio in {elapsed:.1f} s (RTF {rtf:.2f}), "
              "{sentences} sentence(s). Saved as `{name}`.",
              "完成：{audio:.1f} 秒音频，用时 {elapsed:.1f} 秒（RTF {rtf:.2f}），{sentences} 句。"
@@ -123,6 +127,9 @@ TEXTS: dict[str, tuple[str, str]] = {
         "**重启应用**：停止当前进程并启动新进程。",
     ),
     "models_table": ("Models", "模型"),
+    "loads_on_first_use": ("{what} — unloaded: loads on first use (the app stays ready; "
+                           "that request waits for the load)",
+                           "{what} — 已卸载：首次使用时自动加载（应用保持就绪，该请求会等待加载）"),
     "col_model": ("Model", "模型"),
     "col_state": ("State", "状态"),
     "col_device": ("Device", "设备"),

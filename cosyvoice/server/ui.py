@@ -11,8 +11,11 @@ from __future__ import annotations
 import io
 import logging
 import random
+import re
 import shutil
+import threading
 import time
+from collections import OrderedDict
 from contextlib import nullcontext
 from datetime import datetime
 
@@ -22,7 +25,7 @@ import soundfile as sf
 
 from cosyvoice.audio.io import write_wav_atomic
 from cosyvoice.engine.base import SEED_MAX, SPEED_RANGE, Capabilities
-from cosyvoice.errors import CosyVoiceError
+from cosyvoice.errors import CosyVoiceError, TextError
 from cosyvoice.pipeline import SynthesisRequest, Synthesizer
 from cosyvoice.server.admin import AdminActions, build_models_panel
 from cosyvoice.server.gate import SynthesisGate
@@ -54,13 +57,65 @@ def _voice_choices(synth: Synthesizer, lang: str = "en") -> list[tuple[str, str]
     return [(label, key) for key, label in caps.voices.items()] + saved
 
 
+class SessionFailures:
+    """The latest failure message of each browser session (bounded), so that the status
+    line can show it: a raised gr.Error updates no output by itself."""
+
+    def __init__(self, size: int = 512) -> None:
+        self._messages: OrderedDict[str, str] = OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def note(self, request: gr.Request | None, message: str) -> None:
+        key = getattr(request, "session_hash", None)
+        if key:
+            with self._lock:
+                self._messages[key] = message
+                self._messages.move_to_end(key)
+                while len(self._messages) > self._size:
+                    self._messages.popitem(last=False)
+
+    def pop(self, request: gr.Request | None) -> str | None:
+        with self._lock:
+            return self._messages.pop(getattr(request, "session_hash", None) or "", None)
+
+
+FAILURES = SessionFailures()
+
+
+def user_error(message: str, where: str, request: gr.Request | None = None) -> gr.Error:
+    """A user's mistake for the UI: one INFO line in the log, no traceback (Gradio prints
+    one for every gr.Error unless told not to); faults keep theirs. Remembered for the
+    session's status line."""
+    logger.info("%s refused: %s", where, message)
+    FAILURES.note(request, message)
+    return gr.Error(message, print_exception=False)
+
+
+def working_status(lang: str | None = None):
+    """First step of a Generate click: the status says the click was taken, and the
+    previous result is cleared, so nothing stale stays on screen if this one fails."""
+    return t("working", lang or "en"), None
+
+
+def failed_status(lang: str | None = None, request: gr.Request = None) -> str:
+    """After a failed generation: the status line shows why."""
+    message = FAILURES.pop(request) or t("failed_unknown", lang or "en")
+    return t("failed", lang or "en").format(message=message)
+
+
 def _parse_seed(seed) -> int | None:
+    """The seed box's value: empty (or None) = a random seed; else a whole number in
+    ``[0, SEED_MAX]`` (typed text, or a number from an API client)."""
     if seed is None or (isinstance(seed, str) and not seed.strip()):
         return None
-    try:
-        return int(float(seed))
-    except (TypeError, ValueError) as e:
-        raise gr.Error(f"seed must be a whole number from 0 to {SEED_MAX}, or empty") from e
+    text = str(seed).strip()
+    if isinstance(seed, float) and seed.is_integer():
+        text = str(int(seed))
+    if not re.fullmatch(r"\+?\d{1,10}", text) or int(text) > SEED_MAX:
+        raise TextError(f"seed must be a whole number from 0 to {SEED_MAX}, or empty for a "
+                        f"random one (got {text[:40]!r})")
+    return int(text)
 
 
 def _request(mode, text, voice, prompt_audio, prompt_text, speed, seed, strength,
@@ -97,15 +152,15 @@ def make_generate(synth: Synthesizer, gate: SynthesisGate | None = None):
     def generate(mode: str, text: str, voice: str, prompt_audio: str | None,
                  prompt_text: str, speed: float, seed, strength: float,
                  instruction: str | None = None, history: list[dict] | None = None,
-                 progress=gr.Progress()):
-        req = _request(mode, text, voice, prompt_audio, prompt_text, speed, seed, strength,
-                       instruction)
+                 request: gr.Request = None, progress=gr.Progress()):
         try:
+            req = _request(mode, text, voice, prompt_audio, prompt_text, speed, seed,
+                           strength, instruction)
             progress(0.0, desc="checking input")
             with gate.slot() if gate is not None else nullcontext():
                 result = synth.synthesize(req, progress=lambda f, d: progress(f, desc=d))
         except CosyVoiceError as e:
-            raise gr.Error(str(e)) from None
+            raise user_error(str(e), f"generate ({type(e).__name__})", request) from None
         status = _status(result.duration_s, result.elapsed_s, result.sentences,
                          result.path.name, result.notes)
         return (str(result.path), status,
@@ -130,11 +185,14 @@ def make_generate_stream(synth: Synthesizer, gate: SynthesisGate | None = None):
     def generate_stream(mode: str, text: str, voice: str, prompt_audio: str | None,
                         prompt_text: str, speed: float, seed, strength: float,
                         instruction: str | None = None, history: list[dict] | None = None,
-                        progress=gr.Progress()):
+                        request: gr.Request = None, progress=gr.Progress()):
         if not streaming_available():
-            raise gr.Error(bilingual("stream_no_ffmpeg"))
-        req = _request(mode, text, voice, prompt_audio, prompt_text, speed, seed, strength,
-                       instruction)
+            raise user_error(bilingual("stream_no_ffmpeg"), "generate_stream", request)
+        try:
+            req = _request(mode, text, voice, prompt_audio, prompt_text, speed, seed,
+                           strength, instruction)
+        except CosyVoiceError as e:
+            raise user_error(str(e), "generate_stream", request) from None
         t0 = time.perf_counter()
         pieces: list[np.ndarray] = []
         notes: list[str] = []
@@ -149,7 +207,8 @@ def make_generate_stream(synth: Synthesizer, gate: SynthesisGate | None = None):
                     yield (wav_bytes(chunk.wav, chunk.sample_rate),
                            t("streaming").format(i=chunk.index + 1, n=chunk.total), history)
         except CosyVoiceError as e:
-            raise gr.Error(str(e)) from None
+            raise user_error(str(e), f"generate_stream ({type(e).__name__})",
+                             request) from None
         wav = np.concatenate(pieces) if pieces else np.zeros(0, np.float32)
         path = write_wav_atomic(synth.output_path(req), wav, sr)
         seconds = len(wav) / sr
@@ -165,12 +224,12 @@ def make_save_voice(synth: Synthesizer):
 
     def save_voice(name: str, prompt_audio: str | None, prompt_text: str, lang: str):
         if not prompt_audio:
-            raise gr.Error(t("save_needs_prompt", lang))
+            raise user_error(t("save_needs_prompt", lang), "save_voice")
         try:
             saved = save_from_prompt(synth.voices, synth, name or "", prompt_audio,
                                      prompt_text or "")
         except CosyVoiceError as e:
-            raise gr.Error(str(e)) from None
+            raise user_error(str(e), f"save_voice ({type(e).__name__})") from None
         return (t("saved_voice", lang).format(name=saved.name),
                 gr.update(choices=_voice_choices(synth, lang), value=saved.name))
 
@@ -310,8 +369,10 @@ class _SynthesisTab:
             self.strength = gr.Slider(0.0, 1.0, value=1.0, step=0.05, label=t("strength"),
                                       visible=v["strength"], elem_id="strength")
         with gr.Row():
-            self.seed = gr.Number(value=None, label=t("seed"), precision=0, minimum=0,
-                                  maximum=SEED_MAX, elem_id="seed")
+            # A text box: Gradio's Number turns an empty value into 0 in the browser, so
+            # every default generation would have used seed 0. Checked by _parse_seed.
+            self.seed = gr.Textbox("", label=t("seed"), placeholder=t("seed_ph"),
+                                   max_lines=1, max_length=12, elem_id="seed")
             self.dice = gr.Button(t("dice"), size="sm")
             can_stream = self.caps.streaming and streaming_available()
             self.stream = gr.Checkbox(False, label=t("stream"), elem_id="stream",
@@ -346,15 +407,20 @@ class _SynthesisTab:
         args = [self.mode, self.text, self.voice, self.prompt, self.prompt_text, self.speed,
                 self.seed, self.strength, self.instruction, self.history]
         shown = [self.picture, self.history_table, self.history_pick]
-        self.generate_btn.click(
-            make_generate(synth, gate), args, [self.output, self.status, self.history],
-            api_name="generate", concurrency_id="synthesis",
-        ).success(show_result, self.history, shown, api_name=False)
-        self.stream_btn.click(
-            make_generate_stream(synth, gate), args,
-            [self.stream_output, self.status, self.history], api_name="generate_stream",
-            concurrency_id="synthesis",
-        ).success(show_result, self.history, shown, api_name=False)
+        # Each click first shows "Generating…" (at once, outside the queue), so the status
+        # always belongs to the latest click, and a failure replaces it with the reason.
+        # always_last: a click while one runs is not dropped; it runs after it.
+        quick: dict = {"api_name": False, "queue": False, "show_progress": "hidden"}
+        for button, handler, out, name in (
+                (self.generate_btn, make_generate(synth, gate), self.output, "generate"),
+                (self.stream_btn, make_generate_stream(synth, gate), self.stream_output,
+                 "generate_stream")):
+            run = button.click(working_status, self.ui_lang, [self.status, out],
+                               trigger_mode="always_last", **quick
+                               ).then(handler, args, [out, self.status, self.history],
+                                      api_name=name, concurrency_id="synthesis")
+            run.success(show_result, self.history, shown, api_name=False)
+            run.failure(failed_status, self.ui_lang, self.status, **quick)
         self.history_get.click(history_table, self.history, self.history_table,
                                api_name="history", queue=False)
         self.history_pick.change(lambda p: p or None, self.history_pick, self.history_audio,
@@ -369,8 +435,8 @@ class _SynthesisTab:
                                       gr.update(visible=not s), gr.update(visible=s)),
                            self.stream, [self.generate_btn, self.stream_btn, self.output,
                                          self.stream_output], api_name=False, queue=False)
-        self.dice.click(lambda: random.randint(0, SEED_MAX), None, self.seed, api_name=False,
-                        queue=False)
+        self.dice.click(lambda: str(random.randint(0, SEED_MAX)), None, self.seed,
+                        api_name=False, queue=False)
         self.ui_lang.change(self.on_lang, [self.ui_lang, self.mode], self._lang_targets(),
                             api_name=False, queue=False)
         refresh = lambda lang: gr.update(choices=_voice_choices(synth, lang))  # noqa: E731
@@ -405,7 +471,8 @@ class _SynthesisTab:
                 V(STEP_KEYS.get(m, "step_preset")),
                 gr.update(label=t("text", lang), placeholder=t("text_ph", lang)),
                 L("voice"), L("prompt"), L("prompt_text"), L("speed"), L("strength"),
-                L("seed"), V("dice"), V("generate"), L("output"),
+                gr.update(label=t("seed", lang), placeholder=t("seed_ph", lang)), V("dice"),
+                V("generate"), L("output"),
                 gr.update(label=t("instruction", lang), placeholder=t("instruction_ph", lang)),
                 L("dialects"), gr.update(value=dialect_markdown(lang)),
                 gr.update(label=t("save_name", lang), placeholder=t("save_name_ph", lang)),

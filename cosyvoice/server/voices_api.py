@@ -18,7 +18,7 @@ from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
 
 from cosyvoice.audio.io import storage_error
-from cosyvoice.errors import PromptError, TextError
+from cosyvoice.errors import BodyError, PromptError, TextError
 from cosyvoice.pipeline import Synthesizer
 from cosyvoice.server.api import Api, discard_upload, error_responses
 from cosyvoice.server.gate import SynthesisGate
@@ -83,7 +83,7 @@ def voices_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
         try:
             form = await request.form(max_files=1, max_fields=5, max_part_size=64 * 1024)
         except HTTPException as e:  # starlette's malformed / too many parts
-            raise TextError(f"invalid multipart form: {e.detail}; send only the fields "
+            raise BodyError(f"invalid multipart form: {e.detail}; send only the fields "
                             "'name', 'transcript' and the file 'prompt'") from None
         upload = form.get("prompt")
         if not isinstance(upload, UploadFile):

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from cosyvoice.errors import BusyError, ModelError, TextError
-from cosyvoice.lifecycle.drain import DRAINING_MESSAGE, LatencyHistogram, RequestTracker
+from cosyvoice.lifecycle.drain import DRAINING_WHY, LatencyHistogram, RequestTracker
 
 
 def test_counts_outcomes_by_mode():
@@ -31,7 +31,8 @@ def test_draining_refuses_with_retryable_error_and_counts_it():
     tr.draining.set()
     with pytest.raises(BusyError) as info, tr.track("clone"):
         pytest.fail("must not run while draining")
-    assert str(info.value) == DRAINING_MESSAGE and "try again" in str(info.value)
+    n = info.value.retry_after_s
+    assert str(info.value) == f"{DRAINING_WHY}; please try again in {n} s."
     assert tr.snapshot().outcomes == {("clone", "refused"): 1}
 
 
@@ -101,8 +102,9 @@ def test_drain_guard_refuses_new_work_but_not_health():
     from cosyvoice.lifecycle.drain import DrainGuard
 
     app = FastAPI()
-    draining = threading.Event()
-    app.add_middleware(DrainGuard, draining=draining)
+    tracker = RequestTracker()
+    tracker.startup_s = 12.0
+    app.add_middleware(DrainGuard, tracker=tracker)
 
     @app.post("/gradio_api/queue/join")
     def join() -> dict:
@@ -118,11 +120,13 @@ def test_drain_guard_refuses_new_work_but_not_health():
 
     client = TestClient(app)
     assert client.post("/gradio_api/queue/join").status_code == 200
-    draining.set()
+    tracker.begin_drain(30.0)  # nothing accepted: the new process is 12 s + 3 s away
     for path in ("/gradio_api/queue/join", "/api/v1/tts"):
         r = client.post(path)
-        assert r.status_code == 503 and r.headers["retry-after"] == "30"
-        assert r.json()["retryable"] is True and "try again" in r.json()["error"]
+        assert r.status_code == 503 and r.headers["retry-after"] == "15"
+        assert r.json() == {"error": {
+            "message": f"{DRAINING_WHY}; please try again in 15 s.", "type": "BusyError",
+            "code": 503}}
     assert client.get("/health/live").status_code == 200
 
 
@@ -135,7 +139,7 @@ def _drain_server(tracker: RequestTracker, linger_s: float):
     from tests.conftest import free_port
 
     app = FastAPI()
-    app.add_middleware(DrainGuard, draining=tracker.draining, activity=tracker.http)
+    app.add_middleware(DrainGuard, tracker=tracker)
 
     @app.get("/file")
     def file() -> dict:

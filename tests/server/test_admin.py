@@ -72,7 +72,7 @@ def test_configured_token_wins(tmp_path):
 def test_restart_cooldown_reads_the_restart_log(tmp_path):
     actions = _actions(tmp_path, host="127.0.0.1", restart_cooldown_s=60)
     RestartLog.for_settings(actions.settings).record("cron", 42)
-    with pytest.raises(BusyError, match="Try again in"):
+    with pytest.raises(BusyError, match="please try again in"):
         actions.restart(None, keep_outputs=True)
     actions.state.draining.set()
     with pytest.raises(BusyError, match="already in progress"):
@@ -135,3 +135,15 @@ def test_restart_refused_while_restart_sh_holds_its_lock(tmp_path):
     finally:
         os.close(fd)
     actions._check_cooldown()  # free again
+
+
+def test_models_table_says_an_unloaded_model_loads_on_first_use(tmp_path):
+    from cosyvoice.server.admin import model_rows
+
+    actions = _actions(tmp_path, host="127.0.0.1")
+    actions.manager.get("lin")
+    assert "loads on first use" not in model_rows(actions.manager)[0][-1]
+    actions.manager.unload("lin")
+    for lang, words in (("en", "loads on first use"), ("zh", "首次使用时自动加载")):
+        row = model_rows(actions.manager, lang)[0]
+        assert row[1] == "UNLOADED" and words in row[-1], row
