@@ -39,6 +39,19 @@ def real_male_prompt() -> Path:
     return site_packages_file("gradio", "media_assets", "audio", "heath_ledger.mp3")
 
 
+def local_services(tmp: Path, **overrides):
+    """The app's services (bootstrap: engine, manager, Synthesizer) in-process, with every
+    path under ``tmp``; models load on first use."""
+    from cosyvoice.bootstrap import build
+    from cosyvoice.settings import Settings
+
+    settings = Settings(outputs_dir=tmp / "outputs", cache_dir=tmp / "cache",
+                        log_dir=tmp / "logs", pidfile=tmp / "app.pid",
+                        voices_dir=tmp / "voices", **overrides)
+    settings.ensure_dirs()
+    return build(settings, "cpu")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -15,15 +15,10 @@ from tests.golden import CASES, GOLDEN_FILE, cpu_key, render_all
 
 def build_synthesize(tmp: Path):
     """``fields -> float32 samples`` through the app's synthesizer, fp32 vocoder."""
-    from cosyvoice.bootstrap import build
     from cosyvoice.pipeline import SynthesisRequest
-    from cosyvoice.settings import Settings
+    from tests.conftest import local_services
 
-    settings = Settings(outputs_dir=tmp / "outputs", cache_dir=tmp / "cache",
-                        log_dir=tmp / "logs", pidfile=tmp / "app.pid",
-                        voices_dir=tmp / "voices", vocoder_precision="fp32")
-    settings.ensure_dirs()
-    synth = build(settings, "cpu").synth
+    synth = local_services(tmp, vocoder_precision="fp32").synth
     return lambda fields: synth.synthesize(SynthesisRequest(**fields)).wav
 
 

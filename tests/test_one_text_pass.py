@@ -13,6 +13,7 @@ from cosyvoice.frontend.en_normalize import normalize_en
 from cosyvoice.frontend.sentences import split_sentences
 from cosyvoice.frontend.zh_normalize import normalize_zh
 from cosyvoice.pipeline import SynthesisRequest
+from tests.conftest import local_services
 
 
 def spy(monkeypatch, fn) -> list[str]:
@@ -31,14 +32,7 @@ def spy(monkeypatch, fn) -> list[str]:
 
 @pytest.fixture(scope="module")
 def synth(tmp_path_factory):
-    from cosyvoice.bootstrap import build
-    from cosyvoice.settings import Settings
-
-    tmp = tmp_path_factory.mktemp("one-pass")
-    settings = Settings(outputs_dir=tmp / "outputs", cache_dir=tmp / "cache",
-                        log_dir=tmp / "logs", pidfile=tmp / "app.pid", voices_dir=tmp / "v")
-    settings.ensure_dirs()
-    services = build(settings, "cpu")
+    services = local_services(tmp_path_factory.mktemp("one-pass"))
     services.engine.warm()  # its calibration passages are not a request's text
     return services.synth
 

@@ -7,20 +7,15 @@ import pytest
 
 from bench.emotions import f0_semitones
 from bench.zh_quality import longest_inner_silence
-from cosyvoice.bootstrap import build
 from cosyvoice.pipeline import SynthesisRequest, Synthesizer
-from cosyvoice.settings import Settings
+from tests.conftest import local_services
 
 TEXT = "The cat sat on the warm mat. It was happy."
 
 
 @pytest.fixture(scope="module")
 def synth(tmp_path_factory) -> Synthesizer:
-    tmp = tmp_path_factory.mktemp("pipeline")
-    settings = Settings(outputs_dir=tmp / "outputs", cache_dir=tmp / "cache",
-                        log_dir=tmp / "logs", pidfile=tmp / "app.pid")
-    settings.ensure_dirs()
-    return build(settings, "cpu").synth
+    return local_services(tmp_path_factory.mktemp("pipeline")).synth
 
 
 def test_clone_measures_the_source_voice_once_and_is_reproducible(synth, real_female_prompt):

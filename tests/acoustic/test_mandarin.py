@@ -128,14 +128,9 @@ def test_bridge_reproduces_the_vocoder_mel_of_real_speech(zh, vocoder, real_fema
 
 @pytest.fixture(scope="module")
 def synth(tmp_path_factory):
-    from cosyvoice.bootstrap import build
-    from cosyvoice.settings import Settings
+    from tests.conftest import local_services
 
-    tmp = tmp_path_factory.mktemp("zh-pipeline")
-    settings = Settings(outputs_dir=tmp / "outputs", cache_dir=tmp / "cache",
-                        log_dir=tmp / "logs", pidfile=tmp / "app.pid")
-    settings.ensure_dirs()
-    return build(settings, "cpu").synth
+    return local_services(tmp_path_factory.mktemp("zh-pipeline")).synth
 
 
 def test_mixed_text_routes_runs_to_both_backends(synth):

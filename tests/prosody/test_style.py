@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from cosyvoice.bootstrap import build
 from cosyvoice.errors import PromptError, TextError
 from cosyvoice.pipeline import SynthesisRequest, Synthesizer
 from cosyvoice.prosody.instruct import parse_instruction
@@ -26,7 +25,7 @@ from cosyvoice.prosody.style import (
     load_emotion_rules,
     merge_controls,
 )
-from cosyvoice.settings import Settings
+from tests.conftest import local_services
 
 EN = "The cat sat on the warm mat."
 ZH = "今天天气很好，我们去公园散步。"
@@ -168,11 +167,7 @@ def test_merge_controls_keeps_dialect_arrays_and_combines_scalars():
 # ---- real synthesis ---------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def synth(tmp_path_factory) -> Synthesizer:
-    tmp = tmp_path_factory.mktemp("style")
-    settings = Settings(outputs_dir=tmp / "outputs", cache_dir=tmp / "cache",
-                        log_dir=tmp / "logs", pidfile=tmp / "app.pid")
-    settings.ensure_dirs()
-    return build(settings, "cpu").synth
+    return local_services(tmp_path_factory.mktemp("style")).synth
 
 
 def _say(synth, text, instruction="", **kw):

@@ -13,10 +13,9 @@ import pytest
 import soundfile as sf
 from gradio_client import Client, handle_file
 
-from cosyvoice.bootstrap import build
 from cosyvoice.server.plots import result_picture
 from cosyvoice.server.ui import make_generate_stream
-from cosyvoice.settings import Settings
+from tests.conftest import local_services
 
 pytestmark = pytest.mark.slow
 
@@ -123,11 +122,7 @@ def test_streaming_yields_chunks_and_the_history_grows(running_app):
 def test_streamed_chunks_are_the_saved_samples(tmp_path):
     """The UI's streaming handler in-process, real models: its WAV chunks, concatenated,
     are the file it saves (the pipeline yields the cross-faded pieces)."""
-    settings = Settings(outputs_dir=tmp_path / "outputs", cache_dir=tmp_path / "cache",
-                        log_dir=tmp_path / "logs", pidfile=tmp_path / "app.pid",
-                        voices_dir=tmp_path / "voices")
-    settings.ensure_dirs()
-    synth = build(settings, "cpu").synth
+    synth = local_services(tmp_path).synth
     stream = make_generate_stream(synth)
     outs = list(stream("preset", TWO_SENTENCES, "joe", None, "", 1.0, 5, 1.0, "", [],
                        progress=lambda *a, **k: None))
