@@ -155,8 +155,9 @@ class Synthesizer:
 
     def uses_voice(self, req: SynthesisRequest) -> bool:
         """Whether the request's voice speaks (a voice mode, and no prompt in instruct)."""
-        return req.mode in self.capabilities.voice_modes and not (
-            req.mode not in ("preset",) and req.prompt_path)
+        if req.mode not in self.capabilities.voice_modes:
+            return False
+        return req.mode == "preset" or not req.prompt_path
 
     def _engine_request(self, req: SynthesisRequest) -> EngineRequest:
         self.check(req)

@@ -16,7 +16,7 @@ joined run texts, ``prompt.wav`` and ``prompt_text``, and yields its own audio.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -141,8 +141,8 @@ class EngineFactory:
     it needs managed, and a builder that binds it to the ModelManager."""
 
     capabilities: Capabilities
-    specs: Any  # (settings) -> list[ModelSpec]
-    build: Any  # (manager, settings) -> Engine
+    specs: Callable[[Settings], list[ModelSpec]]
+    build: Callable[[ModelManager, Settings], Engine]
 
     def model_specs(self, settings: Settings) -> list[ModelSpec]:
         return list(self.specs(settings))
