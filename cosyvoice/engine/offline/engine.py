@@ -9,9 +9,12 @@ every call, so a reload or unload never leaves the engine holding a stale one.
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -68,6 +71,7 @@ class OfflineEngine:
         self._profiles = LruCache(settings.profile_cache_size)  # prompt audio → profile
         self._source_profiles: dict[str, object] = {}  # acoustic model name → profile
         self.emotion_rules = load_emotion_rules(settings.emotion_rules)
+        self._settings = settings
 
     # ---- voices -----------------------------------------------------------------------
     def voice_from_prompt(self, prompt: PromptAudio):
@@ -82,22 +86,36 @@ class OfflineEngine:
         return profile
 
     def warm(self) -> None:
-        """Measure each backend's source profile now, so no request pays for it."""
+        """Have each backend's source profile ready now (from ``models/optimized`` when an
+        earlier start measured it with the same weights), so that no request pays for it."""
         for name in CALIBRATION_PARTS:
             self._source_profile(name)
 
     def _source_profile(self, name: str):
-        """The profile of backend ``name``, measured once on its calibration passage."""
+        """The profile of backend ``name``: measured once on its calibration passage and
+        kept on disk, keyed by what the audio depends on (a hard restart reads it back)."""
         from cosyvoice.voice.profile import VoiceProfile
 
         profile = self._source_profiles.get(name)
-        if profile is None:
+        if profile is not None:
+            return profile
+        path = self._profile_file(name)
+        try:
+            profile = VoiceProfile.from_dict(json.loads(path.read_text()))
+        except (OSError, ValueError):
             wav, sr, _ = self._speak(name, CALIBRATION_PARTS[name], 1.0, 0, None)
             profile = VoiceProfile.from_audio(wav, sr, self._adapter().mel)
-            self._source_profiles[name] = profile
             logger.info("measured the source profile of %s (F0 median %.0f Hz)", name,
                         profile.f0_median_hz)
+            _write_json(path, profile.to_dict())
+        self._source_profiles[name] = profile
         return profile
+
+    def _profile_file(self, name: str) -> Path:
+        from cosyvoice.engine.offline.models import calibration_identity
+
+        key = calibration_identity(self._settings, self.manager.device)
+        return Path(self._settings.models_dir) / "optimized" / f"source-profile-{name}-{key}.json"
 
     # ---- the entry point ----------------------------------------------------------------
     def synthesize(self, request: EngineRequest) -> Iterator[EngineChunk]:
@@ -224,6 +242,18 @@ class OfflineEngine:
 
         vocoder = self.manager.get("vocoder")
         return VoiceAdapter(self._vocode, MelAnalyzer(vocoder.mel_config, device=vocoder.device))
+
+
+def _write_json(path: Path, data: dict) -> None:
+    """Write ``data`` atomically; a folder that takes no files only costs the cache."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        logger.warning("source profile not cached in %s: %s", path.parent, e)
 
 
 def _text_language(req: EngineRequest) -> str:

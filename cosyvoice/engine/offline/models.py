@@ -78,6 +78,27 @@ def _warm_acoustic(model) -> None:
     model.synthesize("Ready.", seed=0)
 
 
+def calibration_identity(settings: Settings, device: str) -> str:
+    """What a backend's calibration audio depends on — the weight files (path, size, time),
+    the device and CPU vocoder precision, the library versions — as a short hash that keys
+    the source profiles cached in ``models/optimized``."""
+    import hashlib
+    from importlib.metadata import version
+
+    from cosyvoice.acoustic.fastspeech2 import default_model_dir
+    from cosyvoice.acoustic.piper_en import default_voice_path
+    from cosyvoice.vocoder.loader import default_paths, resolve_precision
+
+    parts = [device, resolve_precision(settings.vocoder_precision)]
+    for path in (default_voice_path(), default_model_dir() / "fastspeech2.pt",
+                 default_paths()[0]):
+        st = path.stat()
+        parts.append(f"{path}:{st.st_size}:{st.st_mtime_ns}")
+    parts += [f"{p}={version(p)}" for p in ("torch", "onnxruntime", "piper-tts",
+                                              "praat-parselmouth", "librosa")]
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+
+
 def offline_specs(settings: Settings) -> list[ModelSpec]:
     """The offline engine's models, in load order."""
     from cosyvoice.vocoder.loader import resolve_precision
