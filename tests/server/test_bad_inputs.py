@@ -164,6 +164,20 @@ BAD_TEXTS = [
     pytest.param("नमस्ते दुनिया, आप कैसे हैं", ("cannot speak", "devanagari"), id="devanagari"),
     pytest.param("Hi! Привет, как у тебя дела сегодня?", ("cannot speak", "cyrillic"),
                  id="mostly-cyrillic-mix"),
+    # A little of an unsupported script inside supported text: refused, the letters named
+    # (they used to be dropped silently).
+    pytest.param("今天天气很好，我们去公园の散步吧。", ("cannot speak", "hiragana: の"),
+                 id="kana-in-chinese"),
+    pytest.param("Hello 안녕 world, how are you today?", ("korean hangul: 안 녕",),
+                 id="hangul-in-english"),
+    pytest.param("我用GPU合成语音，カタカナ。", ("katakana: カ タ ナ",), id="katakana-in-mixed"),
+    pytest.param("I met Ivan Петров yesterday", ("cyrillic: п е т р о в",),
+                 id="cyrillic-name-in-english"),
+    pytest.param("The α and β particles.", ("greek: α β", "remove or replace"),
+                 id="greek-in-english"),
+    pytest.param("안녕하세요, 만나서 반갑습니다", ("cannot speak", "korean hangul"),
+                 id="hangul"),
+    pytest.param("Привет 안녕 мир", ("cyrillic, korean hangul",), id="two-scripts"),
 ]
 
 
