@@ -309,7 +309,8 @@ class Synthesizer:
         if hit is not None:
             return hit
         prompt = validate_prompt(path, self.limits, self.manager.get("vad"),
-                                 target_sr=self.sample_rate)
+                                 target_sr=self.sample_rate,
+                                 speakers=lambda: self.manager.get("speaker_encoder"))
         key = audio_key(prompt.wav, prompt.sr)
         profile = self._profiles.get(key)
         if profile is None:

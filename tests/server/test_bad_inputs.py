@@ -86,10 +86,29 @@ def _make_prompts(folder: Path, speech: np.ndarray, sr: int) -> dict[str, Path]:
     return p
 
 
+def _make_two_voice_prompts(folder: Path, female: np.ndarray, male: np.ndarray,
+                            sr: int) -> dict[str, Path]:
+    """Two real people in one prompt: joined, in the other order, taking turns."""
+    gap = np.zeros(int(0.3 * sr), np.float32)
+    s2, s4 = 2 * sr, 4 * sr
+    clips = {"two_voices.wav": [female[:s4], gap, male],
+             "male_then_female.wav": [male, gap, female[s4:]],
+             "taking_turns.wav": [female[:s2], gap, male[:s2], gap, female[s2:s4], gap,
+                                  male[s2:]]}
+    out = {}
+    for name, parts in clips.items():
+        out[name] = folder / name
+        sf.write(out[name], np.concatenate(parts), sr, subtype="PCM_16")
+    return out
+
+
 @pytest.fixture(scope="module")
-def prompts(tmp_path_factory, real_female_prompt) -> dict[str, Path]:
+def prompts(tmp_path_factory, real_female_prompt, real_male_prompt) -> dict[str, Path]:
     speech, sr = _speech(real_female_prompt)
-    return _make_prompts(tmp_path_factory.mktemp("bad_prompts"), speech, sr)
+    folder = tmp_path_factory.mktemp("bad_prompts")
+    male = soxr.resample(_speech(real_male_prompt)[0], _speech(real_male_prompt)[1], sr)
+    return {**_make_prompts(folder, speech, sr),
+            **_make_two_voice_prompts(folder, speech, male.astype(np.float32), sr)}
 
 
 @pytest.fixture(scope="module")
@@ -253,6 +272,13 @@ BAD_PROMPTS = [
     # 12x too fast is ultrasound: the VAD rightly finds no speech in it.
     pytest.param("rate_384k.wav", ("no speech was found",), id="384khz-header"),
     pytest.param("rate_4ghz.wav", ("'rate_4ghz.wav'", "damaged"), id="4ghz-header"),
+    # Two people in one prompt (they used to pass as one voice, the note blaming noise).
+    pytest.param("two_voices.wav", ("more than one voice", "sounds like a different speaker"),
+                 id="female-then-male"),
+    pytest.param("male_then_female.wav", ("more than one voice", "voice similarity"),
+                 id="male-then-female"),
+    pytest.param("taking_turns.wav", ("more than one voice", "one person speaking"),
+                 id="taking-turns"),
 ]
 
 
