@@ -7,6 +7,7 @@ with ``Retry-After`` when the server is busy or draining.
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import json
 import logging
@@ -51,6 +52,7 @@ from cosyvoice.server.gate import SynthesisGate
 
 logger = logging.getLogger(__name__)
 
+DEADLINE_POLL_S = 0.2
 STORAGE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES)
 ENGINE_ID = "cosyvoice-offline"
 # OpenAI's voice names are accepted and spoken by the default voice, so clients written
@@ -263,6 +265,20 @@ class Api:
         return path
 
     # ---- synthesis ----------------------------------------------------------------------
+    async def until_drain_deadline(self, fn, *args) -> Response:
+        """``fn(*args)`` in a worker thread; if the drain deadline passes first, answer a
+        retryable 503 then (the process is about to exit, and the work with it) rather
+        than let the connection drop without an answer."""
+        tracker = self.gate.tracker
+        task = asyncio.ensure_future(run_in_threadpool(fn, *args))
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=DEADLINE_POLL_S)
+            if done:
+                return task.result()
+            if tracker.past_drain_deadline():
+                task.add_done_callback(lambda t: t.cancelled() or t.exception())
+                raise tracker.draining_error()
+
     def full(self, req: SynthesisRequest, fmt: str) -> Response:
         with self.gate.slot():
             result = self.synth.synthesize(req)
@@ -423,7 +439,7 @@ def api_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
         try:
             if body.stream:
                 return await run_in_threadpool(api.streaming, req, fmt)
-            return await run_in_threadpool(api.full, req, fmt)
+            return await api.until_drain_deadline(api.full, req, fmt)
         finally:
             # Streaming too: the prompt is read before the first chunk is sent.
             if prompt is not None:
@@ -431,19 +447,19 @@ def api_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
 
     @router.post("/v1/audio/speech", tags=["openai"], response_class=Response,
                  responses=error_responses(422, 429, 503))
-    def speech(body: SpeechBody) -> Response:
+    async def speech(body: SpeechBody) -> Response:
         """OpenAI-compatible: ``openai.audio.speech.create(model=..., voice=..., input=...)``.
 
         ``voice``: a bundled or saved voice name, else an OpenAI name (the default voice).
         """
         fmt = "pcm16" if body.response_format == "pcm" else body.response_format
         fmt = check_format(fmt)
-        voice = _speech_voice(synth, body.voice)
+        voice = await run_in_threadpool(_speech_voice, synth, body.voice)
         instruction = (body.instructions or "").strip()
         req = SynthesisRequest(text=body.input, voice=voice, speed=body.speed,
                                mode="instruct" if instruction else "preset",
                                instruction=instruction)
-        return api.full(req, fmt)
+        return await api.until_drain_deadline(api.full, req, fmt)
 
     @router.get("/v1/models", tags=["openai"])
     def models() -> dict:

@@ -4,7 +4,8 @@ start) with a retryable 503 whose Retry-After is the number its message says. No
 dropped, none is refused late, nothing half-written is left in outputs/.
 
 ``--concurrency 1 --queue-size 4 --drain-timeout-s 6``: one running, four waiting; the
-deadline covers some of them, not all (each synthesis takes a few seconds here).
+deadline covers some of them, not all (each synthesis takes a few seconds here). And a
+synthesis still running when the deadline passes is answered 503 then.
 """
 
 from __future__ import annotations
@@ -77,3 +78,34 @@ def test_sigterm_under_load_finishes_or_refuses_at_once(app):
     assert not list(app.outputs.glob(".partial-*"))
 
 
+
+
+@pytest.mark.parametrize("route", ["/api/v1/tts", "/v1/audio/speech"])
+def test_work_still_running_at_the_deadline_gets_a_503_not_a_dropped_connection(
+        tmp_path_factory, route):
+    """A synthesis longer than the drain deadline: answered 503 (retryable, in the error
+    shape) when the deadline passes, instead of a connection closed without an answer."""
+    workdir = tmp_path_factory.mktemp("drain_short")
+    app = start_app(workdir, "--concurrency", "1", "--queue-size", "0",
+                    "--drain-timeout-s", "1")
+    try:
+        long_text = " ".join([TEXT] * 6)
+        body = {"text": long_text} if route == "/api/v1/tts" else {"input": long_text,
+                                                                    "response_format": "wav"}
+        with cf.ThreadPoolExecutor(1) as pool:
+            job = pool.submit(httpx.post, app.url + route, json=body, timeout=120)
+            deadline = time.time() + 60
+            while _in_flight(app.url) < 1:
+                assert time.time() < deadline, "nothing started"
+                time.sleep(0.05)
+            t_term = time.monotonic()
+            app.proc.send_signal(signal.SIGTERM)
+            r = job.result()
+        err = assert_error_shape(r, (503,))
+        assert time.monotonic() - t_term < 1 + 1.5
+        n = int(re.search(r"try again in (\d+) s", err["message"]).group(1))
+        assert r.headers["retry-after"] == str(n)
+        assert app.proc.wait(timeout=60) == 0
+        assert not list(app.outputs.glob(".partial-*"))
+    finally:
+        stop_app(app)
