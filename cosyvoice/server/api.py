@@ -84,6 +84,39 @@ _ERROR_TEXT = {
 }
 
 
+def use_error_body_in_schema(app: FastAPI) -> None:
+    """Document every 4xx/5xx of the OpenAPI schema as ErrorBody, FastAPI's automatic
+    422 (HTTPValidationError) included: the answers are that shape."""
+    build = app.openapi
+
+    def openapi() -> dict:
+        if app.openapi_schema is not None:
+            return app.openapi_schema
+        schema = build()
+        ref = {"$ref": "#/components/schemas/ErrorBody"}
+        for item in schema.get("paths", {}).values():
+            for op in item.values():
+                for code, resp in op.get("responses", {}).items():
+                    if code.isdigit() and int(code) >= 400:
+                        resp["content"] = {"application/json": {"schema": ref}}
+        components = schema.setdefault("components", {}).setdefault("schemas", {})
+        components.update({k: v for k, v in _error_schemas().items() if k not in components})
+        for unused in ("HTTPValidationError", "ValidationError"):
+            components.pop(unused, None)
+        app.openapi_schema = schema
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _error_schemas() -> dict:
+    from pydantic.json_schema import models_json_schema
+
+    _, defs = models_json_schema([(ErrorBody, "validation")],
+                                 ref_template="#/components/schemas/{model}")
+    return defs["$defs"]
+
+
 def error_responses(*codes: int) -> dict[int | str, dict]:
     """OpenAPI ``responses`` for the error statuses a route can answer."""
     return {c: {"model": ErrorBody, "description": _ERROR_TEXT[c]} for c in codes}
