@@ -119,14 +119,17 @@ def client(running_app: RunningApp) -> Client:
 # --- the invariant around every case -------------------------------------------------------
 
 def _files(app: RunningApp) -> set[Path]:
-    """Everything the app could have written: outputs and stored uploads."""
-    found = set(app.outputs.glob("*")) | set((app.workdir / "cache" / "uploads").rglob("*"))
+    """Everything the app could have written: outputs, stored uploads, saved voices
+    (hidden files such as partial writes included)."""
+    found = (set(app.outputs.glob("*")) | set((app.workdir / "cache" / "uploads").rglob("*"))
+             | set((app.workdir / "voices").rglob("*")))
     return {f for f in found if f.is_file()}
 
 
 @pytest.fixture
 def unchanged(running_app: RunningApp):
-    """Asserts after the test: no new file in outputs/ or uploads, and the app is ready."""
+    """Asserts after the test: no new file in outputs/, uploads or voices/, and the app is
+    ready."""
     before = _files(running_app)
     yield
     status, body = get_json(running_app.url + "/health/ready", timeout=10)
