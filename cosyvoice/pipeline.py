@@ -179,7 +179,8 @@ class Synthesizer:
         if hit is not None:
             return hit
         prompt = validate_prompt(path, self.limits, self.manager.get("vad"),
-                                 target_sr=self.sample_rate)
+                                 target_sr=self.sample_rate,
+                                 speakers=lambda: self.manager.get("speaker_encoder"))
         if file_key:
             self._validated.put(file_key, prompt)
         return prompt

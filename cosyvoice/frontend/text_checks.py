@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections import Counter
 
@@ -85,16 +86,55 @@ def detect_script(text: str) -> str:
     return "zh" if cjk else "en"
 
 
+_SCRIPT_NAMES = {"HIRAGANA": "Japanese Hiragana", "KATAKANA": "Japanese Katakana",
+                 "KATAKANA-HIRAGANA": "Japanese Katakana", "HANGUL": "Korean Hangul",
+                 "BOPOMOFO": "Bopomofo (Zhuyin)", "IDEOGRAPHIC": "CJK symbol"}
+SHOWN_PER_SCRIPT = 8
+_MICROMETRE = re.compile(r"[µμ]m(?![A-Za-z])")
+
+
+def unsupported_letters(text: str) -> dict[str, list[str]]:
+    """Letters of scripts the engine cannot speak, by script name (most letters first),
+    each with its distinct characters in order of appearance."""
+    chars: dict[str, list[str]] = {}
+    counts: Counter[str] = Counter()
+    for ch in unicodedata.normalize("NFKC", text):  # full-width Latin → Latin
+        script = _script_of(ch)
+        if script in (None, "latin", "cjk"):
+            continue
+        name = _SCRIPT_NAMES.get(script, script.title())
+        counts[name] += 1
+        seen = chars.setdefault(name, [])
+        if ch not in seen:
+            seen.append(ch)
+    return {name: chars[name] for name, _ in counts.most_common()}
+
+
 def check_script(text: str) -> str:
-    """``detect_script``, raising ``TextError`` for a script the engine cannot speak."""
+    """``detect_script``, raising ``TextError`` when any letter is in a script the engine
+    cannot speak — the whole text (naming its script), or a few letters inside English or
+    Chinese (naming every such script and its characters, so nothing is dropped
+    silently)."""
     script = detect_script(text)
+    if script in ("zh", "mixed"):  # the Chinese frontend reads "μm" as 微米
+        text = _MICROMETRE.sub("m", text)
+    letters = unsupported_letters(text)
     if script == "other":
-        counts = _script_counts(text)
-        counts.pop("latin", None)
-        counts.pop("cjk", None)
-        name = counts.most_common(1)[0][0].title() if counts else "no letters"
+        names = ", ".join(letters) if letters else "no letters"
         raise TextError(
-            f"Text is in a script this engine cannot speak yet ({name}); "
+            f"Text is in a script this engine cannot speak yet ({names}); "
             f"supported: {SUPPORTED_SCRIPTS}."
+        )
+    if letters:
+        parts = []
+        for name, chars in letters.items():
+            shown = " ".join(chars[:SHOWN_PER_SCRIPT])
+            more = f" and {len(chars) - SHOWN_PER_SCRIPT} more" if (
+                len(chars) > SHOWN_PER_SCRIPT) else ""
+            parts.append(f"{name}: {shown}{more}")
+        raise TextError(
+            "Text has characters in a script this engine cannot speak yet ("
+            + "; ".join(parts) + f") — remove or replace them; supported: "
+            f"{SUPPORTED_SCRIPTS}."
         )
     return script

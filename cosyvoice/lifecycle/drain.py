@@ -156,6 +156,11 @@ class RequestTracker:
         with self._cond:
             self._busy_until = max(self._busy_until or end, end)
 
+    def past_drain_deadline(self) -> bool:
+        with self._cond:
+            return (self._drain_deadline is not None
+                    and time.monotonic() >= self._drain_deadline)
+
     def retry_after_s(self) -> float:
         """While draining: seconds until a new process is projected to be ready — the kept
         work's end (at most the deadline), the linger, restart.sh, and this process'

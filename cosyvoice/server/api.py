@@ -7,6 +7,7 @@ with ``Retry-After`` when the server is busy or draining.
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import json
 import logging
@@ -47,6 +48,7 @@ from cosyvoice.server.gate import SynthesisGate
 
 logger = logging.getLogger(__name__)
 
+DEADLINE_POLL_S = 0.2
 STORAGE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES)
 # OpenAI's voice names are accepted and spoken by the default voice, so clients written
 # for OpenAI work unchanged; our own voice names pick that voice.
@@ -75,6 +77,39 @@ _ERROR_TEXT = {
     503: "draining, or a model is unavailable; retry after Retry-After seconds",
     507: "no disk space left to save the audio or the upload",
 }
+
+
+def use_error_body_in_schema(app: FastAPI) -> None:
+    """Document every 4xx/5xx of the OpenAPI schema as ErrorBody, FastAPI's automatic
+    422 (HTTPValidationError) included: the answers are that shape."""
+    build = app.openapi
+
+    def openapi() -> dict:
+        if app.openapi_schema is not None:
+            return app.openapi_schema
+        schema = build()
+        ref = {"$ref": "#/components/schemas/ErrorBody"}
+        for item in schema.get("paths", {}).values():
+            for op in item.values():
+                for code, resp in op.get("responses", {}).items():
+                    if code.isdigit() and int(code) >= 400:
+                        resp["content"] = {"application/json": {"schema": ref}}
+        components = schema.setdefault("components", {}).setdefault("schemas", {})
+        components.update({k: v for k, v in _error_schemas().items() if k not in components})
+        for unused in ("HTTPValidationError", "ValidationError"):
+            components.pop(unused, None)
+        app.openapi_schema = schema
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _error_schemas() -> dict:
+    from pydantic.json_schema import models_json_schema
+
+    _, defs = models_json_schema([(ErrorBody, "validation")],
+                                 ref_template="#/components/schemas/{model}")
+    return defs["$defs"]
 
 
 def error_responses(*codes: int) -> dict[int | str, dict]:
@@ -261,6 +296,20 @@ class Api:
         return path
 
     # ---- synthesis ----------------------------------------------------------------------
+    async def until_drain_deadline(self, fn, *args) -> Response:
+        """``fn(*args)`` in a worker thread; if the drain deadline passes first, answer a
+        retryable 503 then (the process is about to exit, and the work with it) rather
+        than let the connection drop without an answer."""
+        tracker = self.gate.tracker
+        task = asyncio.ensure_future(run_in_threadpool(fn, *args))
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=DEADLINE_POLL_S)
+            if done:
+                return task.result()
+            if tracker.past_drain_deadline():
+                task.add_done_callback(lambda t: t.cancelled() or t.exception())
+                raise tracker.draining_error()
+
     def full(self, req: SynthesisRequest, fmt: str) -> Response:
         with self.gate.slot():
             result = self.synth.synthesize(req)
@@ -436,7 +485,7 @@ def api_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
         try:
             if body.stream:
                 return await run_in_threadpool(api.streaming, req, fmt)
-            return await run_in_threadpool(api.full, req, fmt)
+            return await api.until_drain_deadline(api.full, req, fmt)
         finally:
             # Streaming too: the prompt is read before the first chunk is sent.
             if prompt is not None:
@@ -444,14 +493,14 @@ def api_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
 
     @router.post("/v1/audio/speech", tags=["openai"], response_class=Response,
                  responses=error_responses(422, 429, 503))
-    def speech(body: SpeechBody) -> Response:
+    async def speech(body: SpeechBody) -> Response:
         """OpenAI-compatible: ``openai.audio.speech.create(model=..., voice=..., input=...)``.
 
         ``voice``: a bundled or saved voice name, else an OpenAI name (the default voice).
         """
         fmt = "pcm16" if body.response_format == "pcm" else body.response_format
         fmt = check_format(fmt)
-        voice = _speech_voice(synth, body.voice)
+        voice = await run_in_threadpool(_speech_voice, synth, body.voice)
         instruction = (body.instructions or "").strip()
         if instruction and not synth.capabilities.instructions:
             raise TextError(f"the {synth.capabilities.name} engine does not take "
@@ -459,7 +508,7 @@ def api_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
         req = SynthesisRequest(text=body.input, voice=voice, speed=body.speed,
                                mode="instruct" if instruction else "preset",
                                instruction=instruction)
-        return api.full(req, fmt)
+        return await api.until_drain_deadline(api.full, req, fmt)
 
     @router.get("/v1/models", tags=["openai"])
     def models() -> dict:

@@ -13,7 +13,12 @@ from cosyvoice.lifecycle.drain import DrainGuard
 from cosyvoice.lifecycle.manager import ModelManager
 from cosyvoice.pipeline import Synthesizer
 from cosyvoice.server.admin import AdminActions, admin_router
-from cosyvoice.server.api import api_router, fallback_router, install_error_handlers
+from cosyvoice.server.api import (
+    api_router,
+    fallback_router,
+    install_error_handlers,
+    use_error_body_in_schema,
+)
 from cosyvoice.server.gate import SynthesisGate
 from cosyvoice.server.health import AppState, health_router
 from cosyvoice.server.metrics import build_registry, gradio_queue_depth, metrics_router
@@ -43,6 +48,7 @@ def create_app(manager: ModelManager, synth: Synthesizer, state: AppState) -> Fa
 
     app.include_router(metrics_router(build_registry(manager, state, settings, queue_depth)))
     app.include_router(fallback_router(app, ("/api", "/v1", "/admin", "/health")))
+    use_error_body_in_schema(app)
     max_mb = settings.max_upload_mb
     return gr.mount_gradio_app(
         app, demo, path="/", root_path=settings.root_path or None,

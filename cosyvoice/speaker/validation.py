@@ -9,7 +9,9 @@ Checks run cheapest first, so bad uploads are turned away before any expensive w
    a WAV whose data chunk is cut short is "truncated";
 3. the samples: decodable, not empty, finite (no NaN/inf), not silent, not heavily clipped;
 4. speech (Silero VAD at 16 kHz): some speech present; leading and trailing silence is
-   trimmed; the trimmed prompt lasts ``min_s``–``max_s``; speech fills most of it.
+   trimmed; the trimmed prompt lasts ``min_s``–``max_s``; speech fills most of it;
+5. one voice (when a speaker encoder is given, :mod:`cosyvoice.speaker.turns`): two
+   people taking turns are refused, naming the windows that differ.
 
 Every rejection is a :class:`~cosyvoice.errors.PromptError` whose message says what is wrong
 and what to do, in short plain English that machine translation handles well.
@@ -21,6 +23,7 @@ import logging
 import math
 import os
 import struct
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +33,7 @@ import soundfile as sf
 
 from cosyvoice.audio.io import peak_normalize, read_audio, resample, to_mono
 from cosyvoice.config import dataclass_from_dict
-from cosyvoice.errors import PromptError
+from cosyvoice.errors import ModelError, PromptError
 from cosyvoice.speaker.vad import Segment, SileroVad, speech_seconds
 
 logger = logging.getLogger(__name__)
@@ -99,11 +102,14 @@ class PromptAudio:
 
 
 def validate_prompt(path: str | os.PathLike, limits: PromptLimits | None = None,
-                    vad: SileroVad | None = None, target_sr: int = 22050) -> PromptAudio:
+                    vad: SileroVad | None = None, target_sr: int = 22050,
+                    speakers: Callable[[], Any] | None = None) -> PromptAudio:
     """Check the recording at ``path`` and return it ready for voice analysis.
 
     Raises :class:`PromptError` (and nothing else) for any unusable file. ``vad`` is
-    loaded on the spot when not given (pass the shared one in a server).
+    loaded on the spot when not given (pass the shared one in a server). ``speakers``
+    returns the speaker encoder for the one-voice check (skipped, with a note, when it
+    cannot be loaded; skipped silently when not given).
     """
     limits = limits or PromptLimits()
     path = Path(path)
@@ -117,6 +123,8 @@ def validate_prompt(path: str | os.PathLike, limits: PromptLimits | None = None,
     vad = vad or SileroVad.load()
     start, end, speech_s = _trim_to_speech(mono, sr, vad, limits, notes)
     trimmed = mono[start:end]
+    if speakers is not None:
+        _check_one_voice(trimmed, sr, start / sr, vad, speakers, notes)
     wav = peak_normalize(resample(trimmed, sr, target_sr))
     if sr != target_sr:
         notes.append(f"resampled {sr} Hz → {target_sr} Hz")
@@ -340,6 +348,20 @@ def _trim_to_speech(mono: np.ndarray, sr: int, vad: SileroVad, limits: PromptLim
         notes.append(f"trimmed {trimmed_s:.1f} s of silence at the ends")
     _note_noise(mono, sr, segments, vad_sr, notes)
     return start, end, speech_s
+
+
+def _check_one_voice(trimmed: np.ndarray, sr: int, offset_s: float, vad: SileroVad,
+                     speakers: Callable[[], Any], notes: list[str]) -> None:
+    from cosyvoice.speaker.turns import check_one_voice
+
+    try:
+        encoder = speakers()
+    except ModelError as e:
+        notes.append(f"could not check that the prompt is one voice ({e})")
+        return
+    # Times in the messages count from the start of the uploaded file.
+    padded = np.concatenate([np.zeros(int(round(offset_s * sr)), np.float32), trimmed])
+    check_one_voice(padded, sr, vad, encoder, notes)
 
 
 def _check_duration(span_s: float, limits: PromptLimits) -> None:

@@ -74,3 +74,24 @@ def test_a_seed_typed_in_is_used(page, e2e_app):
     first = _generate_and_wait(page)
     second = _generate_and_wait(page, previous=first)
     assert _digest(e2e_app.outputs / first) == _digest(e2e_app.outputs / second)
+
+
+def test_models_tab_shows_the_token_box_to_a_proxied_visitor(browser, e2e_app):
+    """Behind a reverse proxy (issue #23, 7) the loopback app asks for the admin token:
+    the box appears for a visitor whose requests carry X-Forwarded-For, not for a local
+    one."""
+    for headers, visible in (({"X-Forwarded-For": "203.0.113.7"}, True), ({}, False)):
+        context = browser.new_context(extra_http_headers=headers)
+        try:
+            page = context.new_page()
+            page.goto(e2e_app.url + "/")
+            page.get_by_role("tab", name="Models").click()
+            expect(page.locator("#models-table")).to_be_visible(timeout=30_000)
+            box = page.locator("#admin-token")
+            if visible:
+                expect(box).to_be_visible(timeout=10_000)
+            else:
+                page.wait_for_timeout(1500)
+                expect(box).to_be_hidden()
+        finally:
+            context.close()

@@ -80,3 +80,47 @@ def test_check_script_names_the_script() -> None:
     with pytest.raises(TextError, match=r"\(Cyrillic\)"):
         check_script("Привет, мир")
     assert check_script("Hello 你好") == "mixed"
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("今天天气很好，我们去公园の散步吧。", "(Japanese Hiragana: の)"),
+        ("我用GPU合成语音，カタカナ。", "(Japanese Katakana: カ タ ナ)"),
+        ("Hello 안녕 world, how are you today?", "(Korean Hangul: 안 녕)"),
+        ("I met Ivan Петров yesterday", "(Cyrillic: П е т р о в)"),
+        ("The α and β particles.", "(Greek: α β)"),
+        ("Hello 안녕 and Привет to everyone here today, friends.",
+         "(Cyrillic: П р и в е т; Korean Hangul: 안 녕)"),
+        ("A long one: абвгдежзийклмн in English words and more English words here.",
+         "(Cyrillic: а б в г д е ж з and 6 more)"),
+    ],
+)
+def test_a_few_unsupported_letters_are_named_not_dropped(text: str, named: str) -> None:
+    with pytest.raises(TextError) as info:
+        check_script(text)
+    message = str(info.value)
+    assert named in message, message
+    assert "cannot speak yet" in message and "remove or replace them" in message
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("안녕하세요, 만나서 반갑습니다", "(Korean Hangul)"),
+        ("ありがとうございます", "(Japanese Hiragana)"),
+        ("Привет 안녕 мир", "(Cyrillic, Korean Hangul)"),
+    ],
+)
+def test_every_refused_script_is_named(text: str, names: str) -> None:
+    with pytest.raises(TextError) as info:
+        check_script(text)
+    assert names in str(info.value)
+
+
+def test_supported_letters_pass() -> None:
+    assert check_script("Café naïve, ＡＢＣ") == "en"
+    assert check_script("圆周率是3.14。") == "zh"
+    assert check_script("头发直径约70μm。") == "mixed"  # read as 微米
+    with pytest.raises(TextError, match="Greek: μ"):
+        check_script("It is 5 μm wide.")  # English cannot read it: named, not dropped

@@ -147,3 +147,18 @@ def test_models_table_says_an_unloaded_model_loads_on_first_use(tmp_path):
     for lang, words in (("en", "loads on first use"), ("zh", "首次使用时自动加载")):
         row = model_rows(actions.manager, lang)[0]
         assert row[1] == "UNLOADED" and words in row[-1], row
+
+
+def test_cooldown_retry_after_is_the_number_in_the_message(tmp_path):
+    import re
+
+    from cosyvoice.server.api import cosy_error_response
+
+    actions = _actions(tmp_path, host="127.0.0.1", restart_cooldown_s=60)
+    RestartLog.for_settings(actions.settings).record("cron", 42)
+    with pytest.raises(BusyError) as info:
+        actions.restart(None, keep_outputs=True)
+    n = int(re.search(r"try again in (\d+) s", str(info.value)).group(1))
+    assert 55 <= n <= 60 and info.value.retry_after_s == n
+    response = cosy_error_response(info.value)
+    assert response.status_code == 503 and response.headers["retry-after"] == str(n)

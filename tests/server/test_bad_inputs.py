@@ -86,10 +86,29 @@ def _make_prompts(folder: Path, speech: np.ndarray, sr: int) -> dict[str, Path]:
     return p
 
 
+def _make_two_voice_prompts(folder: Path, female: np.ndarray, male: np.ndarray,
+                            sr: int) -> dict[str, Path]:
+    """Two real people in one prompt: joined, in the other order, taking turns."""
+    gap = np.zeros(int(0.3 * sr), np.float32)
+    s2, s4 = 2 * sr, 4 * sr
+    clips = {"two_voices.wav": [female[:s4], gap, male],
+             "male_then_female.wav": [male, gap, female[s4:]],
+             "taking_turns.wav": [female[:s2], gap, male[:s2], gap, female[s2:s4], gap,
+                                  male[s2:]]}
+    out = {}
+    for name, parts in clips.items():
+        out[name] = folder / name
+        sf.write(out[name], np.concatenate(parts), sr, subtype="PCM_16")
+    return out
+
+
 @pytest.fixture(scope="module")
-def prompts(tmp_path_factory, real_female_prompt) -> dict[str, Path]:
+def prompts(tmp_path_factory, real_female_prompt, real_male_prompt) -> dict[str, Path]:
     speech, sr = _speech(real_female_prompt)
-    return _make_prompts(tmp_path_factory.mktemp("bad_prompts"), speech, sr)
+    folder = tmp_path_factory.mktemp("bad_prompts")
+    male = soxr.resample(_speech(real_male_prompt)[0], _speech(real_male_prompt)[1], sr)
+    return {**_make_prompts(folder, speech, sr),
+            **_make_two_voice_prompts(folder, speech, male.astype(np.float32), sr)}
 
 
 @pytest.fixture(scope="module")
@@ -100,14 +119,17 @@ def client(running_app: RunningApp) -> Client:
 # --- the invariant around every case -------------------------------------------------------
 
 def _files(app: RunningApp) -> set[Path]:
-    """Everything the app could have written: outputs and stored uploads."""
-    found = set(app.outputs.glob("*")) | set((app.workdir / "cache" / "uploads").rglob("*"))
+    """Everything the app could have written: outputs, stored uploads, saved voices
+    (hidden files such as partial writes included)."""
+    found = (set(app.outputs.glob("*")) | set((app.workdir / "cache" / "uploads").rglob("*"))
+             | set((app.workdir / "voices").rglob("*")))
     return {f for f in found if f.is_file()}
 
 
 @pytest.fixture
 def unchanged(running_app: RunningApp):
-    """Asserts after the test: no new file in outputs/ or uploads, and the app is ready."""
+    """Asserts after the test: no new file in outputs/, uploads or voices/, and the app is
+    ready."""
     before = _files(running_app)
     yield
     status, body = get_json(running_app.url + "/health/ready", timeout=10)
@@ -164,6 +186,20 @@ BAD_TEXTS = [
     pytest.param("नमस्ते दुनिया, आप कैसे हैं", ("cannot speak", "devanagari"), id="devanagari"),
     pytest.param("Hi! Привет, как у тебя дела сегодня?", ("cannot speak", "cyrillic"),
                  id="mostly-cyrillic-mix"),
+    # A little of an unsupported script inside supported text: refused, the letters named
+    # (they used to be dropped silently).
+    pytest.param("今天天气很好，我们去公园の散步吧。", ("cannot speak", "hiragana: の"),
+                 id="kana-in-chinese"),
+    pytest.param("Hello 안녕 world, how are you today?", ("korean hangul: 안 녕",),
+                 id="hangul-in-english"),
+    pytest.param("我用GPU合成语音，カタカナ。", ("katakana: カ タ ナ",), id="katakana-in-mixed"),
+    pytest.param("I met Ivan Петров yesterday", ("cyrillic: п е т р о в",),
+                 id="cyrillic-name-in-english"),
+    pytest.param("The α and β particles.", ("greek: α β", "remove or replace"),
+                 id="greek-in-english"),
+    pytest.param("안녕하세요, 만나서 반갑습니다", ("cannot speak", "korean hangul"),
+                 id="hangul"),
+    pytest.param("Привет 안녕 мир", ("cyrillic, korean hangul",), id="two-scripts"),
 ]
 
 
@@ -239,6 +275,13 @@ BAD_PROMPTS = [
     # 12x too fast is ultrasound: the VAD rightly finds no speech in it.
     pytest.param("rate_384k.wav", ("no speech was found",), id="384khz-header"),
     pytest.param("rate_4ghz.wav", ("'rate_4ghz.wav'", "damaged"), id="4ghz-header"),
+    # Two people in one prompt (they used to pass as one voice, the note blaming noise).
+    pytest.param("two_voices.wav", ("more than one voice", "sounds like a different speaker"),
+                 id="female-then-male"),
+    pytest.param("male_then_female.wav", ("more than one voice", "voice similarity"),
+                 id="male-then-female"),
+    pytest.param("taking_turns.wav", ("more than one voice", "one person speaking"),
+                 id="taking-turns"),
 ]
 
 
