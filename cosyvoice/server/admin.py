@@ -395,7 +395,7 @@ def _token_from(x_admin_token: str | None, authorization: str | None) -> str | N
 async def _restart_body(request: Request) -> bool:
     """``keep_outputs`` of an optional JSON body ``{"keep_outputs": bool}``; a body that
     is not that is refused (400 unparsable, 422 invalid), not silently ignored."""
-    from cosyvoice.server.api import read_json, validate_body
+    from cosyvoice.server.errors import read_json, validate_body
     from cosyvoice.server.models_api import RestartBody
 
     raw = await request.body()
@@ -408,7 +408,7 @@ async def _restart_body(request: Request) -> bool:
 def admin_router(actions: AdminActions) -> APIRouter:
     """``POST /admin/restart|reload|unload`` (token via ``X-Admin-Token`` or Bearer) and
     ``GET /admin/models``. Errors are the API's one shape (see :mod:`cosyvoice.server.api`)."""
-    from cosyvoice.server.api import error_responses, json_object_or_empty
+    from cosyvoice.server.errors import error_responses, json_object_or_empty
 
     router = APIRouter(prefix="/admin", tags=["admin"])
 

@@ -13,8 +13,8 @@ from cosyvoice.lifecycle.drain import DrainGuard
 from cosyvoice.lifecycle.manager import ModelManager
 from cosyvoice.pipeline import Synthesizer
 from cosyvoice.server.admin import AdminActions, admin_router
-from cosyvoice.server.api import (
-    api_router,
+from cosyvoice.server.api import api_router
+from cosyvoice.server.errors import (
     fallback_router,
     install_error_handlers,
     use_error_body_in_schema,

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from cosyvoice.errors import NotFoundError
 from cosyvoice.server.admin import AdminActions, _token_from, is_proxied
-from cosyvoice.server.api import error_responses, json_object_or_empty
+from cosyvoice.server.errors import error_responses, json_object_or_empty
 
 TOKEN_HELP = "admin token (needed when the app listens beyond loopback)"
 

@@ -20,7 +20,8 @@ from starlette.exceptions import HTTPException
 from cosyvoice.audio.io import storage_error
 from cosyvoice.errors import BodyError, PromptError, TextError
 from cosyvoice.pipeline import Synthesizer
-from cosyvoice.server.api import Api, discard_upload, error_responses
+from cosyvoice.server.api import Api, discard_upload
+from cosyvoice.server.errors import error_responses
 from cosyvoice.server.gate import SynthesisGate
 from cosyvoice.voice.store import (
     NAME_MAX,

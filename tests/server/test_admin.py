@@ -152,7 +152,7 @@ def test_models_table_says_an_unloaded_model_loads_on_first_use(tmp_path):
 def test_cooldown_retry_after_is_the_number_in_the_message(tmp_path):
     import re
 
-    from cosyvoice.server.api import cosy_error_response
+    from cosyvoice.server.errors import cosy_error_response
 
     actions = _actions(tmp_path, host="127.0.0.1", restart_cooldown_s=60)
     RestartLog.for_settings(actions.settings).record("cron", 42)
