@@ -3,7 +3,7 @@
     nice -n 5 .venv/bin/python bench/dialects.py            # full run (≈ 15 min on 2 cores)
     nice -n 5 .venv/bin/python bench/dialects.py --bases 3 --dialects sichuan,jinan  # quick
 
-For every supported dialect (cosyvoice/voice/dialects.py) and Mandarin tone category 1–4,
+For every supported dialect (cosyvoice/prosody/dialects.py) and Mandarin tone category 1–4,
 ``--bases`` syllable bases (default 10, so ≥ 10 syllables per category;
 ``--controls-bases``, default 3, of them also on the controls path) are spoken as the
 target X of the neutral carrier "请读 X 这个字" (qing3 du2 X zhe4 ge4 zi4, as in
