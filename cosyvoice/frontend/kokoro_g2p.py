@@ -17,6 +17,10 @@ import threading
 import unicodedata
 
 ESPEAK_VOICES = {"en-us": "en-us", "en-gb": "en"}  # our accent → espeak-ng voice name
+# espeak-ng's voice is process-global (set_voice, then get_phonemes): every caller in this
+# process (this module and the Piper backend) holds this lock around the pair, so a British
+# Kokoro request never switches the voice under a concurrent Piper one.
+ESPEAK_LOCK = threading.Lock()
 
 # espeak-ng IPA → misaki, applied in order: FIRST, the accent's table, then LAST.
 FIRST = (
@@ -45,8 +49,8 @@ def espeak_to_misaki(ipa: str, accent: str = "en-us") -> str:
 
 class KokoroG2P:
     """Phonemizers for Kokoro, built on first use (misaki's Mandarin G2P loads jieba's
-    dictionary, ~2 s). Safe to share between threads: espeak-ng's voice is process-global,
-    so each English call holds a lock from ``set_voice`` to the phonemes."""
+    dictionary, ~2 s). Safe to share between threads: each English call holds
+    :data:`ESPEAK_LOCK` from ``set_voice`` to the phonemes."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -62,7 +66,7 @@ class KokoroG2P:
     def english(self, text: str, accent: str = "en-us") -> str:
         from piper.phonemize_espeak import EspeakPhonemizer
 
-        with self._lock:
+        with ESPEAK_LOCK:
             if self._espeak is None:
                 self._espeak = EspeakPhonemizer()
             sentences = self._espeak.phonemize(ESPEAK_VOICES[accent], text)
