@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,14 +86,6 @@ def installed_voices(folder: str | Path | None = None) -> list[str]:
             if voice_language(p.stem) is not None]
 
 
-def session_threads() -> int:
-    """Intra-op threads: COSYVOICE_KOKORO_THREADS, else 1. Measured on this 2-core machine
-    (bench/kokoro.py): 1 thread RTF 0.50–0.52, 2 threads 0.67–0.69; and with the app's two
-    concurrent syntheses, one thread per request keeps both cores busy without
-    oversubscribing them."""
-    return max(1, int(os.environ.get("COSYVOICE_KOKORO_THREADS") or 1))
-
-
 class KokoroModel:
     """The Kokoro ONNX session, its vocabulary and voice packs (``(510, 256)`` each)."""
 
@@ -112,7 +103,9 @@ class KokoroModel:
 
     @classmethod
     def load(cls, folder: str | Path | None = None, device: str = "cpu",
-             threads: int | None = None) -> KokoroModel:
+             threads: int = 1) -> KokoroModel:
+        """``threads``: onnxruntime intra-op threads (settings.kokoro_threads; 1 measured
+        fastest on 2 cores: RTF ~0.51 vs ~0.68 with 2, bench/kokoro.py)."""
         import onnxruntime as ort
 
         folder = Path(folder) if folder else default_dir()
@@ -129,7 +122,7 @@ class KokoroModel:
                                  f"{config.style_rows} × {config.style_dim}")
             voices[p.stem] = pack.reshape(config.style_rows, config.style_dim)
         opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads or session_threads()
+        opts.intra_op_num_threads = max(1, int(threads))
         opts.inter_op_num_threads = 1
         cuda = device.startswith("cuda")
         providers = ["CUDAExecutionProvider"] if cuda else ["CPUExecutionProvider"]

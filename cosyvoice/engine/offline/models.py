@@ -78,10 +78,13 @@ def _warm_acoustic(model) -> None:
     model.synthesize("Ready.", seed=0)
 
 
-def _load_kokoro(device: str):
-    from cosyvoice.acoustic.kokoro import KokoroModel
+def _kokoro_loader(settings: Settings):
+    def load(device: str):
+        from cosyvoice.acoustic.kokoro import KokoroModel
 
-    return KokoroModel.load(device=device)
+        return KokoroModel.load(device=device, threads=settings.kokoro_threads)
+
+    return load
 
 
 def _warm_kokoro(model) -> None:
@@ -99,9 +102,11 @@ def offline_specs(settings: Settings) -> list[ModelSpec]:
     from cosyvoice.vocoder.loader import resolve_precision
 
     precision = resolve_precision(settings.vocoder_precision)
-    kokoro = [ModelSpec(KOKORO, _load_kokoro, "Kokoro-82M int8 ONNX (24 kHz; voice packs "
-                        "as data)", _warm_kokoro)] if any(
-        m == KOKORO for m, _ in PRESET_VOICES.values()) else []
+    kokoro = []
+    if any(model == KOKORO for model, _ in PRESET_VOICES.values()):
+        kokoro.append(ModelSpec(KOKORO, _kokoro_loader(settings),
+                                "Kokoro-82M int8 ONNX (24 kHz; voice packs as data)",
+                                _warm_kokoro))
     return [
         ModelSpec("vocoder", _vocoder_loader(settings),
                   f"HiFi-GAN V1 universal (22.05 kHz; {precision} on CPU)",
