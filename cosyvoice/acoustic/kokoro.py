@@ -35,6 +35,10 @@ MANIFEST = ROOT / "cosyvoice" / "engine" / "offline" / "kokoro_manifest.json"
 LANGUAGES = {"a": ("en-us", "English (US)"), "b": ("en-gb", "English (UK)"),
              "z": ("zh", "Mandarin")}
 GENDERS = {"f": "female", "m": "male"}
+# Who speaks a Mandarin run inside a sentence of an English voice, by gender: the English
+# packs never learned Mandarin's tones. (English runs inside a Mandarin voice's sentence
+# stay with that voice, as Kokoro's own pipeline reads English words in Mandarin.)
+MANDARIN_STAND_IN = {"f": "zf_xiaobei", "m": "zm_yunxi"}
 SPLIT_AT = re.compile(r"(?<=[.!?;:,—…])\s+|\s+")  # where an over-long string may be cut
 
 
@@ -136,15 +140,17 @@ class KokoroModel:
 
     def speaker(self, voice: str, language: str | None = None) -> KokoroSpeaker:
         """The backend for ``voice`` speaking runs of ``language`` (``en``/``zh``; default:
-        the voice's own). English runs take the voice's accent, or American English."""
+        the voice's own). English runs take the voice's accent (American for a Mandarin
+        voice); a Mandarin run of an English voice goes to :data:`MANDARIN_STAND_IN`."""
         if voice not in self.voices:
             raise ModelError(f"Kokoro voice {voice!r} is not installed")
         own = voice_language(voice) or "en-us"
         if language is None or own.startswith(language):
-            g2p_lang = own
-        else:
-            g2p_lang = "zh" if language == "zh" else "en-us"
-        return KokoroSpeaker(self, voice, g2p_lang)
+            return KokoroSpeaker(self, voice, own)
+        if language == "zh":
+            stand_in = MANDARIN_STAND_IN.get(voice[1:2], MANDARIN_STAND_IN["f"])
+            return KokoroSpeaker(self, stand_in if stand_in in self.voices else voice, "zh")
+        return KokoroSpeaker(self, voice, "en-us")
 
     def ids(self, phonemes: str) -> list[int]:
         """Phonemes → token ids; symbols outside the vocabulary are dropped (logged)."""

@@ -68,6 +68,15 @@ def test_voices_offered_are_the_spoken_languages(folder):
     assert CAPABILITIES.default_voice == "joe"
 
 
+def test_who_speaks_a_run_in_the_other_language(model):
+    en_in_zh = model.speaker("zm_yunxi", "en")  # English words: the Mandarin voice itself
+    assert (en_in_zh.voice, en_in_zh.language) == ("zm_yunxi", "en-us")
+    zh_in_en = model.speaker("bm_george", "zh")  # Mandarin: a Mandarin voice, same gender
+    assert (zh_in_en.voice, zh_in_en.language) == ("zm_yunxi", "zh")
+    assert model.speaker("af_heart", "zh").voice == "zf_xiaobei"
+    assert model.speaker("bf_emma", "en").language == "en-gb"
+
+
 def speech(out) -> tuple[float, float]:
     wav = np.asarray(out.wav)
     return len(wav) / out.sample_rate, float(np.sqrt(np.mean(wav ** 2)))

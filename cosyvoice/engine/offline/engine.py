@@ -160,9 +160,11 @@ class OfflineEngine:
         backend; a run in another language (Piper inside a Baker sentence, Baker inside a
         Joe sentence) is moved toward the preset voice's profile, and so is every run of a
         sentence that mixes backends, so that the sentence sounds like one speaker. A
-        Kokoro voice speaks every run itself (each run phonemized in its own language, as
-        Kokoro's own pipeline reads English words inside Mandarin): one model, one
-        speaker, no adapter and no HiFi-GAN; its 24 kHz audio is only resampled.
+        Kokoro voice: every run is spoken by Kokoro, phonemized in its own language —
+        English runs by the voice itself (as Kokoro's own pipeline reads English words in
+        Mandarin), a Mandarin run of an English voice by a Mandarin Kokoro voice of the
+        same gender (``KokoroModel.speaker``); no adapter, no HiFi-GAN, the 24 kHz audio
+        only resampled.
         """
         sr_out = self.capabilities.sample_rate
         kokoro = plan.target_profile is None and _is_kokoro(req.voice)
