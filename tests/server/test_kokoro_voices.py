@@ -48,6 +48,8 @@ def test_engine_lists_the_kokoro_voices(app):
     ("af_heart", "The museum opened a new exhibition about ancient sailing ships.", 2.0, 6.0),
     # mixed: the Mandarin voice reads the English run too (one speaker)
     ("zf_xiaoxiao", "我今天用 Python 写了三个程序。", 1.5, 6.0),
+    # mixed: the Mandarin run of an English voice goes to a Mandarin Kokoro voice
+    ("am_michael", "In Beijing people greet you with 你好，欢迎光临.", 1.5, 7.0),
 ])
 def test_rest_speaks_a_kokoro_voice(app, voice, text, lo, hi):
     status, body = post(app.url + "/api/v1/tts", {"text": text, "voice": voice,
