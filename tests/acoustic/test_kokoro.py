@@ -143,3 +143,12 @@ def test_config_round_trips(folder):
     cfg = KokoroConfig.from_dict(json.loads(MANIFEST.read_text("utf-8")))
     assert cfg.sample_rate == 24000 and cfg.style_rows == 510 and cfg.style_dim == 256
     assert KokoroConfig(**cfg.to_dict()) == cfg
+
+
+def test_without_npm_the_voices_are_skipped_with_a_note(tmp_path):
+    from cosyvoice.acoustic.kokoro import installed_voices
+    from cosyvoice.tools.setup_kokoro import install_voices
+
+    note = install_voices(load_manifest(), tmp_path, npm=None)
+    assert note.startswith("note: npm is not installed") and "apt-get install npm" in note
+    assert not (tmp_path / "voices").exists() and installed_voices(tmp_path) == []
