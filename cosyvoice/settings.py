@@ -59,6 +59,9 @@ class Settings:
         "with VNNI, 1.2 × without; DNSMOS unchanged, see docs/vocoder-cpu.md) | fp32 (exact); CUDA "
         "always runs fp32"))
     torch_threads: int = field(default=0, metadata=_help("torch intra-op threads (0 = all cores)"))
+    kokoro_threads: int = field(default=1, metadata=_help(
+        "Kokoro onnxruntime intra-op threads per synthesis (1: measured fastest on 2 cores, "
+        "where two concurrent syntheses each take a core; see docs/kokoro.md)"))
     malloc_arenas: int = field(default=2, metadata=_help(
         "glibc malloc arenas (0 = glibc default); few arenas keep RSS flat across threads"))
 

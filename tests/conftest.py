@@ -128,3 +128,20 @@ def running_app(tmp_path_factory) -> RunningApp:
     app = start_app(workdir)
     yield app
     stop_app(app)
+
+
+def require_kokoro() -> Path:
+    """The installed Kokoro folder (models/kokoro). Skips only where setup could not fetch
+    the voices because npm is missing; with npm present, absent files are a failure."""
+    import shutil
+
+    from cosyvoice.acoustic.kokoro import default_dir, installed_voices
+
+    if not installed_voices():
+        if shutil.which("npm") is None:
+            pytest.skip("Kokoro files are absent: npm is not installed, so setup could not "
+                        "fetch the kokoro-js voice packs (apt-get install npm; bash run.sh "
+                        "--setup-only)")
+        pytest.fail("Kokoro files are absent although npm is installed: run "
+                    "`bash run.sh --setup-only`")
+    return default_dir()

@@ -114,7 +114,9 @@ def test_voices_add_list_speak_rename_rm(tmp_path, real_female_prompt):
     listed = cli("voices", "--voices-dir", str(voices), "list", "--json", cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr
     by_name = {v["name"]: v for v in json.loads(listed.stdout)["voices"]}
-    assert set(by_name) == {"joe", "baker", "Cate B"}
+    from cosyvoice.engine.offline import PRESET_VOICES  # joe, baker + installed Kokoro voices
+
+    assert set(by_name) == {*PRESET_VOICES, "Cate B"}
     assert by_name["Cate B"]["transcript"] == "a transcript"
     assert 150 < by_name["Cate B"]["f0_median_hz"] < 260  # a female voice
 

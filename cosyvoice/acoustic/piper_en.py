@@ -73,7 +73,12 @@ class PiperEnglish:
         return cls(voice, name=path.stem, device=device)
 
     def phonemize(self, text: str) -> list[list[str]]:
-        return self._voice.phonemize(text)
+        """Text → phonemes per sentence, holding the process's espeak-ng lock (its voice
+        is global state shared with the Kokoro G2P)."""
+        from cosyvoice.frontend.kokoro_g2p import ESPEAK_LOCK
+
+        with ESPEAK_LOCK:
+            return self._voice.phonemize(text)
 
     def synthesize(self, text: str, speed: float = 1.0, seed: int | None = None,
                    controls: object = None) -> AcousticOutput:
@@ -86,7 +91,7 @@ class PiperEnglish:
             cfg.noise_scale = 0.0
             cfg.noise_w_scale = 0.0
         pieces, phonemes = [], []
-        for sentence in self._voice.phonemize(text):
+        for sentence in self.phonemize(text):
             if not sentence:
                 continue
             ids = self._voice.phonemes_to_ids(sentence)

@@ -1,23 +1,29 @@
 """The offline engine, the embedded default: text frontend → Piper (English) / FastSpeech2
-(Mandarin) → voice adapter → HiFi-GAN, every weight from a registry package.
+(Mandarin) → voice adapter → HiFi-GAN, plus Kokoro-82M's preset voices, every weight from a
+registry package.
 
 Importing this package loads no model: :data:`FACTORY` holds the capabilities as data, the
-model specs and the builder import their modules when called.
+model specs and the builder import their modules when called. The Kokoro voices are
+offered when setup installed their files (a directory listing, see
+:func:`~cosyvoice.acoustic.kokoro.installed_voices`); without npm they are not.
 """
 
 from __future__ import annotations
 
+from cosyvoice.acoustic.kokoro import installed_voices, voice_label
 from cosyvoice.engine.base import Capabilities, EngineFactory
 
+KOKORO = "kokoro"  # the managed model that speaks every Kokoro voice
 # preset voice → (its acoustic model, label)
 PRESET_VOICES = {
     "joe": ("acoustic_en", "English · male (Piper en_US-joe-medium)"),
     "baker": ("acoustic_zh", "Mandarin · female (Baker FastSpeech2, non-commercial)"),
+    **{name: (KOKORO, voice_label(name)) for name in installed_voices()},
 }
 
 CAPABILITIES = Capabilities(
     name="offline",
-    label="Offline (Piper · FastSpeech2 · HiFi-GAN)",
+    label="Offline (Piper · FastSpeech2 · HiFi-GAN · Kokoro)",
     modes=("preset", "clone", "cross_lingual", "instruct"),
     languages=("en", "zh"),
     voices={name: label for name, (_, label) in PRESET_VOICES.items()},

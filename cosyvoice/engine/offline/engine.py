@@ -22,7 +22,7 @@ from cosyvoice.acoustic.base import to_audio
 from cosyvoice.audio.io import resample
 from cosyvoice.audio.join import join_runs
 from cosyvoice.engine.base import SPEED_RANGE, EngineChunk, EngineRequest
-from cosyvoice.engine.offline import CAPABILITIES, PRESET_VOICES
+from cosyvoice.engine.offline import CAPABILITIES, KOKORO, PRESET_VOICES
 from cosyvoice.errors import TextError
 from cosyvoice.frontend.plan import main_language, run_parts
 from cosyvoice.lifecycle.manager import ModelManager
@@ -155,6 +155,10 @@ class OfflineEngine:
             if not any("zh" in s.languages for s in req.sentences):
                 req.notes.append("dialect applies to Chinese text only / 方言只作用于中文文本")
                 style = dataclasses.replace(style, dialect=None)
+            elif req.prompt is None and req.saved_voice is None and _is_kokoro(req.voice):
+                req.notes.append("dialects are spoken by the baker voice only; this Kokoro "
+                                 "voice speaks Mandarin / 方言仅支持 baker 音色")
+                style = dataclasses.replace(style, dialect=None)
             else:
                 dialect_controls(style.dialect)  # raises if it cannot be spoken
         speed = float(req.speed) * style.rate
@@ -173,14 +177,20 @@ class OfflineEngine:
         target's. A preset voice: runs in the voice's own language come straight from its
         backend; a run in another language (Piper inside a Baker sentence, Baker inside a
         Joe sentence) is moved toward the preset voice's profile, and so is every run of a
-        sentence that mixes backends, so that the sentence sounds like one speaker.
+        sentence that mixes backends, so that the sentence sounds like one speaker. A
+        Kokoro voice: every run is spoken by Kokoro, phonemized in its own language —
+        English runs by the voice itself (as Kokoro's own pipeline reads English words in
+        Mandarin), a Mandarin run of an English voice by a Mandarin Kokoro voice of the
+        same gender (``KokoroModel.speaker``); no adapter, no HiFi-GAN, the 24 kHz audio
+        only resampled.
         """
         sr_out = self.capabilities.sample_rate
+        kokoro = plan.target_profile is None and _is_kokoro(req.voice)
         voice = (PRESET_VOICES[req.voice][0] if plan.target_profile is None
-                 and req.voice in PRESET_VOICES else None)
-        adapter = self._adapter()
+                 and req.voice in PRESET_VOICES and not kokoro else None)
+        adapter = None if kokoro else self._adapter()
         for i, sentence in enumerate(req.sentences):
-            names = [BACKENDS[r.lang] for r in sentence.runs]
+            names = [KOKORO if kokoro else BACKENDS[r.lang] for r in sentence.runs]
             pieces = []
             for run, name, emphasis in zip(sentence.runs, names, sentence.flags(), strict=True):
                 speed = plan.speed
@@ -189,7 +199,7 @@ class OfflineEngine:
                 seed = None if req.seed is None else int(req.seed) + i
                 wav, sr, pitch_done = self._speak(
                     name, run_parts(run, self.capabilities.part_chars), speed, seed,
-                    plan.style)
+                    plan.style, (req.voice, run.lang) if kokoro else None)
                 if plan.target_profile is not None:
                     target, strength = plan.target_profile, req.strength
                 elif voice is not None and (name != voice or len(set(names)) > 1):
@@ -208,11 +218,15 @@ class OfflineEngine:
             yield EngineChunk(i, wav)
 
     def _speak(self, name: str, parts: list[str] | tuple[str, ...], speed: float,
-               seed: int | None, style: Style | None) -> tuple[np.ndarray, int, bool]:
+               seed: int | None, style: Style | None,
+               kokoro: tuple[str, str] | None = None) -> tuple[np.ndarray, int, bool]:
         """One run through backend ``name``, part by part: ``(wav, rate, pitch applied)``.
         The style's acoustic controls (and its dialect's tones) go to every backend; one
-        without per-phone controls ignores them and says so."""
+        without per-phone controls ignores them and says so. ``kokoro``: (voice, run
+        language) when ``name`` is the Kokoro model."""
         acoustic = self.manager.get(name)
+        if kokoro is not None:
+            acoustic = acoustic.speaker(*kokoro)
         controls = None
         if style is not None:
             controls = style.acoustic_controls()
@@ -254,6 +268,10 @@ def _write_json(path: Path, data: dict) -> None:
     except OSError as e:
         tmp.unlink(missing_ok=True)
         logger.warning("source profile not cached in %s: %s", path.parent, e)
+
+
+def _is_kokoro(voice: str | None) -> bool:
+    return voice in PRESET_VOICES and PRESET_VOICES[voice][0] == KOKORO
 
 
 def _text_language(req: EngineRequest) -> str:

