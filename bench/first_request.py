@@ -48,6 +48,8 @@ def post(url: str, body: dict) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--root", type=Path, default=ROOT, help="checkout whose app.py runs")
+    ap.add_argument("--idle", type=float, default=0.0,
+                    help="seconds to wait after ready (optional models load then)")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-first-"))
     port = free_port()
@@ -66,6 +68,7 @@ def main() -> int:
                 return 1
             time.sleep(0.25)
         ready = time.perf_counter() - t0
+        time.sleep(args.idle)
         print(f"machine: {machine()}\napp: {args.root}\nstart → ready: {ready:.1f} s")
         print(f"{'request':28s} {'first':>8s} {'second':>8s}")
         for name, body in CASES:
