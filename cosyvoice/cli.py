@@ -124,11 +124,16 @@ def _add_voices(sub: Any, common: argparse.ArgumentParser) -> None:
     ls = vs.add_parser("list", parents=[common], help="bundled and saved voices")
     ls.add_argument("--json", action="store_true", help="print JSON instead of a table")
     ls.set_defaults(func=cmd_voices_list)
-    add = vs.add_parser("add", parents=[common], help="save the voice of a prompt recording",
+    add = vs.add_parser("add", parents=[common], help="save the voice of a prompt recording "
+                        "or a voice blend",
                         description="Validate PROMPT as clone mode does (3–30 s of one "
-                                    "person speaking), measure its voice and save it as NAME.")
+                                    "person speaking), measure its voice and save it as NAME; "
+                                    "or save a blend: --blend af_bella:2+af_sky:1.")
     add.add_argument("name", metavar="NAME", help="1–40 letters, digits, spaces, - _ .")
-    add.add_argument("prompt", metavar="PROMPT", type=Path, help="wav, flac, ogg or mp3")
+    add.add_argument("prompt", metavar="PROMPT", type=Path, nargs="?",
+                     help="wav, flac, ogg or mp3")
+    add.add_argument("--blend", metavar="SPEC", help="save a blend of the engine's voices "
+                     "instead of a prompt, e.g. af_bella:2+af_sky:1")
     add.add_argument("--text", default="", help="what the prompt says (optional)")
     add.set_defaults(func=cmd_voices_add)
     rm = vs.add_parser("rm", parents=[common], help="delete a saved voice")
@@ -307,6 +312,9 @@ def cmd_voices_list(ns: argparse.Namespace) -> int:
     for p in presets:
         print(f"{p['name']:<24} preset  {p['description']}")
     for s in saved:
+        if s["kind"] == "blend":
+            print(f"{s['name']:<24} blend   {s['blend']}")
+            continue
         f0 = f"F0 {s['f0_median_hz']:.0f} Hz" if s["f0_median_hz"] is not None else "F0 ?"
         seconds = s.get("prompt_seconds")
         length = f", prompt {seconds:.1f} s" if isinstance(seconds, (int, float)) else ""
@@ -317,8 +325,16 @@ def cmd_voices_list(ns: argparse.Namespace) -> int:
 
 
 def cmd_voices_add(ns: argparse.Namespace) -> int:
-    from cosyvoice.voice.store import save_from_prompt
+    from cosyvoice.voice.store import save_from_blend, save_from_prompt
 
+    if (ns.prompt is None) == (ns.blend is None):
+        raise UsageError("give either a PROMPT recording or --blend SPEC "
+                         "(e.g. af_bella:2+af_sky:1)")
+    if ns.blend is not None:
+        synth = build_synthesizer(settings_for(ns))  # loads no model
+        voice = save_from_blend(synth.voices, synth, ns.name, ns.blend)
+        print(f"saved voice blend {voice.name!r} ({voice.blend.spec}) in {voice.path}")
+        return EXIT_OK
     if not ns.prompt.is_file():
         raise UsageError(f"{ns.prompt}: no such file; give a recording of 3–30 s of speech "
                          "(wav, flac, ogg, mp3)")

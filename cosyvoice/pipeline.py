@@ -32,14 +32,15 @@ from cosyvoice.engine.base import (
     EngineRequest,
 )
 from cosyvoice.errors import PromptError, TextError
-from cosyvoice.frontend.plan import Sentence, plan_text
+from cosyvoice.frontend.plan import Sentence, main_language, plan_text
 from cosyvoice.lifecycle.drain import RequestTracker
 from cosyvoice.lifecycle.manager import ModelManager
 from cosyvoice.lifecycle.oom import call_with_oom_retry
 from cosyvoice.settings import Settings
 from cosyvoice.speaker.cache import LruCache
 from cosyvoice.speaker.validation import PromptAudio, PromptLimits, validate_prompt
-from cosyvoice.voice.store import VoiceStore
+from cosyvoice.voice.blend import is_blend_spec, parse_blend
+from cosyvoice.voice.store import SavedVoice, VoiceStore
 
 logger = logging.getLogger(__name__)
 
@@ -129,10 +130,8 @@ class Synthesizer:
         _check_range("similarity strength", req.strength, STRENGTH_RANGE)
         if req.seed is not None and not (0 <= int(req.seed) <= SEED_MAX):
             raise TextError(f"seed must be between 0 and {SEED_MAX}, or empty for random")
-        if self.uses_voice(req) and self.voice_of(req) not in caps.voices and (
-                not caps.saved_voices or self.voices.find(self.voice_of(req)) is None):
-            raise TextError(f"unknown voice {self.voice_of(req)!r}; available: "
-                            f"{', '.join(self.voice_names())}")
+        if self.uses_voice(req) and req.voice:
+            self.resolve_voice(req.voice)
         if req.mode in caps.prompt_modes and not req.prompt_path:
             what = {"clone": "3-second cloning", "cross_lingual": "cross-lingual cloning"
                     }.get(req.mode, f"{req.mode} mode")
@@ -150,8 +149,27 @@ class Synthesizer:
         saved = self.voices.names() if self.capabilities.saved_voices else []
         return [*self.capabilities.voices, *saved]
 
-    def voice_of(self, req: SynthesisRequest) -> str:
-        return req.voice or self.capabilities.default_voice
+    def resolve_voice(self, name: str) -> tuple[str, SavedVoice | None]:
+        """``(voice as the engine takes it, saved voice or None)`` for a preset name, a
+        saved voice or a blend (canonical spec); raises TextError naming the choices."""
+        caps = self.capabilities
+        if name in caps.voices:
+            return name, None
+        saved = self.voices.find(name) if caps.saved_voices else None
+        if saved is not None:
+            return saved.name, saved
+        if is_blend_spec(name) and caps.blend_voices:
+            return parse_blend(name, caps.blend_voices).spec, None
+        raise TextError(f"unknown voice {name!r}; available: {', '.join(self.voice_names())}"
+                        + (f"; or a blend such as {caps.blend_voices[0]}:2+"
+                           f"{caps.blend_voices[-1]}:1" if caps.blend_voices else ""))
+
+    def default_voice(self, sentences: list[Sentence]) -> str:
+        """The voice of a request that names none: the engine's pick for the text's main
+        language, else its default."""
+        caps = self.capabilities
+        lang = main_language(" ".join(s.text for s in sentences)) if sentences else ""
+        return caps.language_voices.get(lang, caps.default_voice)
 
     def uses_voice(self, req: SynthesisRequest) -> bool:
         """Whether the request's voice speaks (a voice mode, and no prompt in instruct)."""
@@ -162,14 +180,16 @@ class Synthesizer:
     def _engine_request(self, req: SynthesisRequest) -> EngineRequest:
         self.check(req)
         sentences: list[Sentence] = plan_text(req.text, self.settings.max_text_chars)
-        out = EngineRequest(req.mode, sentences, self.voice_of(req), speed=float(req.speed),
+        voice, saved = (self.resolve_voice(req.voice) if req.voice
+                        else (self.default_voice(sentences), None))
+        out = EngineRequest(req.mode, sentences, voice, speed=float(req.speed),
                             seed=req.seed, strength=float(req.strength),
                             instruction=req.instruction, prompt_text=req.prompt_text)
         if req.prompt_path and not self.uses_voice(req):
             out.prompt = self.validate_prompt(Path(req.prompt_path))
             out.notes.extend(out.prompt.notes)
-        elif self.uses_voice(req) and out.voice not in self.capabilities.voices:
-            out.saved_voice = self.voices.get(out.voice)
+        elif self.uses_voice(req):
+            out.saved_voice = saved
         return out
 
     def validate_prompt(self, path: Path) -> PromptAudio:

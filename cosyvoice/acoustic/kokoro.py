@@ -18,14 +18,16 @@ from __future__ import annotations
 import json
 import logging
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from cosyvoice.acoustic.base import AcousticOutput
-from cosyvoice.errors import ModelError
+from cosyvoice.errors import ModelError, TextError
 from cosyvoice.frontend.kokoro_g2p import KokoroG2P
+from cosyvoice.voice.blend import Blend, parse_blend
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +41,7 @@ GENDERS = {"f": "female", "m": "male"}
 # packs never learned Mandarin's tones. (English runs inside a Mandarin voice's sentence
 # stay with that voice, as Kokoro's own pipeline reads English words in Mandarin.)
 MANDARIN_STAND_IN = {"f": "zf_xiaobei", "m": "zm_yunxi"}
+BLEND_CACHE = 32
 SPLIT_AT = re.compile(r"(?<=[.!?;:,—…])\s+|\s+")  # where an over-long string may be cut
 
 
@@ -104,6 +107,8 @@ class KokoroModel:
         self.device = device
         self.sample_rate = config.sample_rate
         self.g2p = KokoroG2P()
+        self._blends: dict[str, np.ndarray] = {}  # blend spec → mixed pack
+        self._lock = threading.Lock()
 
     @classmethod
     def load(cls, folder: str | Path | None = None, device: str = "cpu",
@@ -138,17 +143,41 @@ class KokoroModel:
                     opts.intra_op_num_threads, device)
         return cls(session, vocab, voices, config, device)
 
+    def pack(self, voice: str) -> np.ndarray:
+        """The ``(510, 256)`` style pack of a voice name or of a blend spec
+        (``af_bella:2+af_sky:1``: the weighted mean of the packs, as Kokoro mixes voices);
+        blends are kept (a few dozen at most: 0.5 MB each)."""
+        pack = self.voices.get(voice)
+        if pack is not None:
+            return pack
+        with self._lock:
+            pack = self._blends.get(voice)
+            if pack is None:
+                blend = self._blend(voice)
+                pack = sum(w * self.voices[name] for name, w in blend.parts).astype(np.float32)
+                if len(self._blends) >= BLEND_CACHE:
+                    self._blends.pop(next(iter(self._blends)))
+                self._blends[voice] = pack
+        return pack
+
+    def _blend(self, voice: str) -> Blend:
+        try:
+            return parse_blend(voice, self.voices)
+        except TextError:
+            raise ModelError(f"Kokoro voice {voice!r} is not installed") from None
+
     def speaker(self, voice: str, language: str | None = None) -> KokoroSpeaker:
-        """The backend for ``voice`` speaking runs of ``language`` (``en``/``zh``; default:
-        the voice's own). English runs take the voice's accent (American for a Mandarin
-        voice); a Mandarin run of an English voice goes to :data:`MANDARIN_STAND_IN`."""
-        if voice not in self.voices:
-            raise ModelError(f"Kokoro voice {voice!r} is not installed")
-        own = voice_language(voice) or "en-us"
+        """The backend for ``voice`` (a name or a blend spec) speaking runs of ``language``
+        (``en``/``zh``; default: the voice's own — a blend's is its heaviest voice's).
+        English runs take the voice's accent (American for a Mandarin voice); a Mandarin
+        run of an English voice goes to :data:`MANDARIN_STAND_IN`."""
+        lead = voice if voice in self.voices else self._blend(voice).lead
+        self.pack(voice)
+        own = voice_language(lead) or "en-us"
         if language is None or own.startswith(language):
             return KokoroSpeaker(self, voice, own)
         if language == "zh":
-            stand_in = MANDARIN_STAND_IN.get(voice[1:2], MANDARIN_STAND_IN["f"])
+            stand_in = MANDARIN_STAND_IN.get(lead[1:2], MANDARIN_STAND_IN["f"])
             return KokoroSpeaker(self, stand_in if stand_in in self.voices else voice, "zh")
         return KokoroSpeaker(self, voice, "en-us")
 
@@ -165,7 +194,7 @@ class KokoroModel:
         ids = self.ids(phonemes)[: self.config.style_rows]
         if not ids:
             return np.zeros(0, np.float32)
-        style = self.voices[voice][len(ids) - 1][None, :]
+        style = self.pack(voice)[len(ids) - 1][None, :]
         out = self._session.run(None, {
             "tokens": np.array([[0, *ids, 0]], dtype=np.int64),
             "style": np.ascontiguousarray(style, dtype=np.float32),

@@ -50,6 +50,9 @@ class Capabilities:
     ``voice_modes`` speak ``voices`` (in ``instruct`` only when no prompt is given).
     ``part_chars``: per language, the longest run its backend speaks at once (the
     frontend cuts longer ones). ``saved_voices``: whether voices saved from a prompt work.
+    ``blend_voices``: the voices a blend (``af_bella:2+af_sky:1``) may mix, saved or not.
+    ``language_voices``: per text language, the voice used when a request names none (the
+    others get ``default_voice``).
     """
 
     name: str
@@ -67,6 +70,8 @@ class Capabilities:
     seed_deterministic: bool = True
     saved_voices: bool = False
     part_chars: Mapping[str, int] = field(default_factory=dict)
+    blend_voices: tuple[str, ...] = ()
+    language_voices: Mapping[str, str] = field(default_factory=dict)
 
     def mode_help(self) -> str:
         return ", ".join(f"{m} ({MODE_HELP.get(m, m)})" for m in self.modes)
@@ -79,7 +84,8 @@ class Capabilities:
                 "transcript_modes": list(self.transcript_modes),
                 "streaming": self.streaming, "instructions": self.instructions,
                 "seed_deterministic": self.seed_deterministic,
-                "saved_voices": self.saved_voices}
+                "saved_voices": self.saved_voices, "blend_voices": list(self.blend_voices),
+                "language_voices": dict(self.language_voices)}
 
 
 @dataclass

@@ -238,18 +238,18 @@ def _request(body: TtsBody, prompt: Path | None) -> SynthesisRequest:
                             strength=body.strength, instruction=body.instruction)
 
 
-def _speech_voice(synth: Synthesizer, name: str) -> str:
-    """Our voice (bundled or saved, saved names winning over OpenAI's), else the default."""
-    caps = synth.capabilities
-    if name in caps.voices:
-        return name
-    saved = synth.voices.find(name) if caps.saved_voices else None
-    if saved is not None:
-        return saved.name
-    if name.lower() in OPENAI_VOICES:
-        return caps.default_voice
-    raise TextError(f"unknown voice {name!r}; use one of "
-                    f"{', '.join(synth.voice_names())} or an OpenAI voice name")
+def _speech_voice(synth: Synthesizer, name: str) -> str | None:
+    """Our voice (bundled, saved — saved names winning over OpenAI's — or a blend); an
+    OpenAI voice name gives None: the engine's default for the text's language."""
+    if name.lower() in OPENAI_VOICES and name not in synth.capabilities.voices and (
+            not synth.capabilities.saved_voices or synth.voices.find(name) is None):
+        return None
+    try:
+        return synth.resolve_voice(name)[0]
+    except TextError:
+        raise TextError(f"unknown voice {name!r}; use one of "
+                        f"{', '.join(synth.voice_names())}, a blend such as "
+                        "af_bella:2+af_sky:1, or an OpenAI voice name") from None
 
 
 def engine_id(synth: Synthesizer) -> str:

@@ -64,8 +64,12 @@ TEXTS: dict[str, tuple[str, str]] = {
     "save_btn": ("💾 Save voice", "💾 保存音色"),
     "saved_voice": ("Saved voice **{name}**: it is now in the preset voice list.",
                     "已保存音色 **{name}**，可在预训练音色列表中选择。"),
-    "save_needs_prompt": ("Upload or record a prompt first, then save it under a name.",
-                          "请先上传或录制参考音频，再填写名称保存。"),
+    "save_needs_prompt": ("Upload or record a prompt first (or type a blend such as "
+                          "af_bella:2+af_sky:1 as the voice), then save it under a name.",
+                          "请先上传或录制参考音频（或在音色框输入混合音色，如 "
+                          "af_bella:2+af_sky:1），再填写名称保存。"),
+    "voice_blend_info": ("Pick a voice, or type a blend of Kokoro voices: af_bella:2+af_sky:1",
+                         "选择音色，或输入 Kokoro 混合音色：af_bella:2+af_sky:1"),
     "saved_label": ("saved voice", "已保存音色"),
     "stream": ("Stream (play while synthesizing)", "流式推理（边合成边播放）"),
     "stream_no_ffmpeg": (

@@ -30,7 +30,8 @@ from cosyvoice.pipeline import SynthesisRequest, Synthesizer
 from cosyvoice.server.admin import AdminActions, build_models_panel
 from cosyvoice.server.gate import SynthesisGate
 from cosyvoice.server.texts import bilingual, t
-from cosyvoice.voice.store import save_from_prompt
+from cosyvoice.voice.blend import is_blend_spec
+from cosyvoice.voice.store import save_from_blend, save_from_prompt
 
 logger = logging.getLogger(__name__)
 
@@ -222,12 +223,16 @@ def make_save_voice(synth: Synthesizer):
     """Save the prompt's voice profile under a name; the voice list (with the new voice
     selected) is refreshed."""
 
-    def save_voice(name: str, prompt_audio: str | None, prompt_text: str, lang: str):
-        if not prompt_audio:
+    def save_voice(name: str, prompt_audio: str | None, prompt_text: str, voice: str | None,
+                   mode: str, lang: str):
+        blend = (mode in synth.capabilities.voice_modes and not prompt_audio
+                 and is_blend_spec(voice))
+        if not prompt_audio and not blend:
             raise user_error(t("save_needs_prompt", lang), "save_voice")
         try:
-            saved = save_from_prompt(synth.voices, synth, name or "", prompt_audio,
-                                     prompt_text or "")
+            saved = (save_from_blend(synth.voices, synth, name or "", voice or "") if blend
+                     else save_from_prompt(synth.voices, synth, name or "", prompt_audio,
+                                           prompt_text or ""))
         except CosyVoiceError as e:
             raise user_error(str(e), f"save_voice ({type(e).__name__})") from None
         return (t("saved_voice", lang).format(name=saved.name),
@@ -289,7 +294,8 @@ def _visibility(caps: Capabilities, m: str) -> dict[str, bool]:
             "prompt_text": m == "clone" or m in caps.transcript_modes,
             "strength": prompt_mode or optional_prompt,
             "instruct": m == "instruct" and caps.instructions,
-            "save": prompt_mode and caps.saved_voices}
+            "save": caps.saved_voices and (prompt_mode or bool(
+                m in caps.voice_modes and caps.blend_voices))}
 
 
 def streaming_available() -> bool:
@@ -346,7 +352,9 @@ class _SynthesisTab:
         self.text = gr.Textbox(label=t("text"), placeholder=t("text_ph"), lines=4,
                                max_length=max_text_chars, elem_id="text")
         self.voice = gr.Dropdown(_voice_choices(synth), value=self.caps.default_voice,
-                                 label=t("voice"), visible=v["voice"], elem_id="voice")
+                                 label=t("voice"), visible=v["voice"], elem_id="voice",
+                                 allow_custom_value=bool(self.caps.blend_voices),
+                                 info=t("voice_blend_info") if self.caps.blend_voices else None)
         self.instruction = gr.Textbox(label=t("instruction"), placeholder=t("instruction_ph"),
                                       max_length=INSTRUCTION_MAX_CHARS, visible=v["instruct"],
                                       elem_id="instruction")
@@ -426,7 +434,8 @@ class _SynthesisTab:
         self.history_pick.change(lambda p: p or None, self.history_pick, self.history_audio,
                                  api_name=False, queue=False)
         self.save_btn.click(make_save_voice(synth),
-                            [self.save_name, self.prompt, self.prompt_text, self.ui_lang],
+                            [self.save_name, self.prompt, self.prompt_text, self.voice,
+                             self.mode, self.ui_lang],
                             [self.save_status, self.voice], api_name="save_voice",
                             concurrency_id="synthesis")
         self.mode.change(self.on_mode, [self.mode, self.ui_lang], self._mode_targets(),
@@ -470,7 +479,9 @@ class _SynthesisTab:
                           value=m),
                 V(STEP_KEYS.get(m, "step_preset")),
                 gr.update(label=t("text", lang), placeholder=t("text_ph", lang)),
-                L("voice"), L("prompt"), L("prompt_text"), L("speed"), L("strength"),
+                gr.update(label=t("voice", lang), info=t("voice_blend_info", lang)
+                          if self.caps.blend_voices else None),
+                L("prompt"), L("prompt_text"), L("speed"), L("strength"),
                 gr.update(label=t("seed", lang), placeholder=t("seed_ph", lang)), V("dice"),
                 V("generate"), L("output"),
                 gr.update(label=t("instruction", lang), placeholder=t("instruction_ph", lang)),

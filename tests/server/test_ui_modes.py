@@ -15,7 +15,7 @@ from gradio_client import Client, handle_file
 
 from cosyvoice.server.plots import result_picture
 from cosyvoice.server.ui import make_generate_stream
-from tests.conftest import local_services
+from tests.conftest import local_services, require_kokoro
 
 pytestmark = pytest.mark.slow
 
@@ -82,16 +82,16 @@ def test_instruct_mode_reports_what_it_understood(client):
 
 
 def test_saved_voice_appears_in_the_voice_list(client, running_app, real_female_prompt):
-    status, voices = client.predict("ui voice", handle_file(str(real_female_prompt)), "", "en",
-                                    api_name="/save_voice")
+    status, voices = client.predict("ui voice", handle_file(str(real_female_prompt)), "",
+                                    "joe", "clone", "en", api_name="/save_voice")
     assert "ui voice" in status
     assert "ui voice" in [value for _, value in voices["choices"]]
     assert voices["value"] == "ui voice"
     with pytest.raises(Exception, match="already saved"):
-        client.predict("ui voice", handle_file(str(real_female_prompt)), "", "en",
-                       api_name="/save_voice")
+        client.predict("ui voice", handle_file(str(real_female_prompt)), "", "joe", "clone",
+                       "en", api_name="/save_voice")
     with pytest.raises(Exception, match="参考音频"):
-        client.predict("no prompt", None, "", "zh", api_name="/save_voice")
+        client.predict("no prompt", None, "", "joe", "preset", "zh", api_name="/save_voice")
     path, _ = _generate(client, "preset", "Spoken by the saved voice.", voice="ui voice")
     _check_speech(path, 0.8, 5.0)
     # Leave the shared app as found: other tests count its saved voices.
@@ -139,3 +139,17 @@ def test_result_picture_shows_the_signal():
     a, b = result_picture(tone, sr), result_picture(np.zeros(sr, np.float32), sr)
     assert a.ndim == 3 and a.shape[2] == 3 and a.dtype == np.uint8
     assert a.shape == b.shape and np.abs(a.astype(int) - b.astype(int)).mean() > 1.0
+
+
+def test_a_typed_blend_is_spoken_and_saved(client, running_app):
+    require_kokoro()
+    path, _ = _generate(client, "preset", "Spoken by a blend.", voice="af_bella:2+am_adam:1")
+    _check_speech(path, 0.5, 4.0)
+    status, voices = client.predict("ui blend", None, "", "af_bella:2+am_adam:1", "preset",
+                                    "en", api_name="/save_voice")
+    assert "ui blend" in status and voices["value"] == "ui blend"
+    with pytest.raises(Exception, match="'nobody' in the blend"):
+        client.predict("bad blend", None, "", "af_bella+nobody", "preset", "en",
+                       api_name="/save_voice")
+    r = httpx.delete(running_app.url + "/api/v1/voices/ui%20blend", timeout=30)
+    assert r.status_code == 200, r.text

@@ -36,6 +36,7 @@ CAPABILITIES = Capabilities(
     seed_deterministic=True,
     saved_voices=True,
     part_chars={"zh": 80},  # FastSpeech2's positions end at 25.6 s (MAX_CHUNK_CHARS)
+    blend_voices=tuple(n for n, (model, _) in PRESET_VOICES.items() if model == KOKORO),
 )
 
 

@@ -31,6 +31,7 @@ from cosyvoice.prosody.style import Style, load_emotion_rules
 from cosyvoice.settings import Settings
 from cosyvoice.speaker.cache import LruCache, audio_key
 from cosyvoice.speaker.validation import PromptAudio
+from cosyvoice.voice.blend import is_blend_spec
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +58,7 @@ CALIBRATION_PARTS = {
 @dataclass
 class _Plan:
     target_profile: object | None
+    kokoro_voice: str | None = None  # a Kokoro voice or blend speaks every run
     style: Style | None = None  # what the instruction asks (None: no instruction)
     speed: float = 1.0  # the request's speed × the style's rate, clamped
 
@@ -134,6 +136,12 @@ class OfflineEngine:
         elif req.saved_voice is not None:  # a saved voice: clone from its stored profile
             profile = req.saved_voice.profile
         plan = _Plan(profile, speed=float(req.speed))
+        if profile is None:
+            saved_blend = getattr(req.saved_voice, "blend", None)
+            if saved_blend is not None:
+                plan.kokoro_voice = saved_blend.spec
+            elif _is_kokoro(req.voice):
+                plan.kokoro_voice = req.voice
         if req.instruction.strip():
             self._plan_style(req, plan)
         return plan
@@ -155,7 +163,7 @@ class OfflineEngine:
             if not any("zh" in s.languages for s in req.sentences):
                 req.notes.append("dialect applies to Chinese text only / 方言只作用于中文文本")
                 style = dataclasses.replace(style, dialect=None)
-            elif req.prompt is None and req.saved_voice is None and _is_kokoro(req.voice):
+            elif plan.kokoro_voice is not None:
                 req.notes.append("dialects are spoken by the baker voice only; this Kokoro "
                                  "voice speaks Mandarin / 方言仅支持 baker 音色")
                 style = dataclasses.replace(style, dialect=None)
@@ -185,7 +193,7 @@ class OfflineEngine:
         only resampled.
         """
         sr_out = self.capabilities.sample_rate
-        kokoro = plan.target_profile is None and _is_kokoro(req.voice)
+        kokoro = plan.kokoro_voice is not None
         voice = (PRESET_VOICES[req.voice][0] if plan.target_profile is None
                  and req.voice in PRESET_VOICES and not kokoro else None)
         adapter = None if kokoro else self._adapter()
@@ -199,7 +207,7 @@ class OfflineEngine:
                 seed = None if req.seed is None else int(req.seed) + i
                 wav, sr, pitch_done = self._speak(
                     name, run_parts(run, self.capabilities.part_chars), speed, seed,
-                    plan.style, (req.voice, run.lang) if kokoro else None)
+                    plan.style, (plan.kokoro_voice, run.lang) if kokoro else None)
                 if plan.target_profile is not None:
                     target, strength = plan.target_profile, req.strength
                 elif voice is not None and (name != voice or len(set(names)) > 1):
@@ -271,7 +279,10 @@ def _write_json(path: Path, data: dict) -> None:
 
 
 def _is_kokoro(voice: str | None) -> bool:
-    return voice in PRESET_VOICES and PRESET_VOICES[voice][0] == KOKORO
+    """A Kokoro preset voice, or a blend of them (the pipeline has checked the spec)."""
+    if voice in PRESET_VOICES:
+        return PRESET_VOICES[voice][0] == KOKORO
+    return is_blend_spec(voice)
 
 
 def _text_language(req: EngineRequest) -> str:
