@@ -1,9 +1,11 @@
 """Peak RSS of the running app after N syntheses through its real HTTP surface.
 
-    .venv/bin/python bench/app_rss.py [--requests 20]
+    .venv/bin/python bench/app_rss.py [--requests 20] [--voice joe]
 
-Starts app.py on a free port (temporary dirs), alternates preset and cloning requests
-through gradio_client, and reads the process's RSS and peak RSS (VmHWM) from /proc.
+Starts app.py on a free port (temporary dirs), waits until every model has settled (the
+optional Kokoro loads right after the app is ready), alternates preset (``--voice``) and
+cloning requests through gradio_client, and reads the process's RSS and peak RSS (VmHWM)
+from /proc.
 """
 
 from __future__ import annotations
@@ -28,27 +30,51 @@ def proc_status(pid: int) -> dict[str, int]:
     return out
 
 
+def settled_models(url: str, timeout_s: float = 300.0) -> list[dict]:
+    """The models' states once none is LOADING and none changed for 5 s (the optional ones
+    load after the app is ready)."""
+    import json
+    import time
+    import urllib.request
+
+    deadline, last, since = time.monotonic() + timeout_s, None, time.monotonic()
+    while True:
+        with urllib.request.urlopen(url + "/api/v1/models", timeout=30) as r:
+            models = json.load(r)["models"]
+        states = [(m["name"], m["state"]) for m in models]
+        if states != last:
+            last, since = states, time.monotonic()
+        quiet = time.monotonic() - since >= 5.0
+        if (quiet and all(s != "LOADING" for _, s in states)) or time.monotonic() > deadline:
+            return models
+        time.sleep(0.5)
+
+
 def main() -> int:
     from gradio_client import Client, handle_file
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--requests", type=int, default=20)
+    ap.add_argument("--voice", default="joe", help="the preset requests' voice")
     args = ap.parse_args()
     app = start_app(Path(tempfile.mkdtemp(prefix="bench-rss-")))
     try:
         client = Client(app.url, verbose=False)
+        states = settled_models(app.url)
         start = proc_status(app.proc.pid)
         prompt = handle_file(str(real_prompt()))
         for i in range(args.requests):
             clone = i % 2 == 1
-            client.predict("clone" if clone else "preset", SENTENCE_20, "joe",
+            client.predict("clone" if clone else "preset", SENTENCE_20, args.voice,
                            prompt if clone else None, "", 1.0, None, 1.0, api_name="/generate")
         end = proc_status(app.proc.pid)
     finally:
         stop_app(app)
     mb = 2**20
-    print(f"# app RSS on {machine()}, {args.requests} syntheses (half preset, half clone)")
-    print(f"RSS after start-up: {start['VmRSS'] / mb:.0f} MB")
+    print(f"# app RSS on {machine()}, {args.requests} syntheses (half preset {args.voice}, "
+          "half clone)")
+    print("models: " + ", ".join(f"{m['name']} {m['state']}" for m in states))
+    print(f"RSS after start-up (every model settled): {start['VmRSS'] / mb:.0f} MB")
     print(f"RSS after {args.requests} syntheses: {end['VmRSS'] / mb:.0f} MB")
     print(f"peak RSS (VmHWM): {end['VmHWM'] / mb:.0f} MB")
     print(f"RESULT app_rss_start_mb={start['VmRSS'] / mb:.0f} app_rss_end_mb="
