@@ -161,7 +161,10 @@ class Synthesizer:
 
     def _engine_request(self, req: SynthesisRequest) -> EngineRequest:
         self.check(req)
-        sentences: list[Sentence] = plan_text(req.text, self.settings.max_text_chars)
+        voice = self.voice_of(req) if self.uses_voice(req) else ""
+        sentences: list[Sentence] = plan_text(
+            req.text, self.settings.max_text_chars,
+            self.capabilities.voice_languages.get(voice), voice)
         out = EngineRequest(req.mode, sentences, self.voice_of(req), speed=float(req.speed),
                             seed=req.seed, strength=float(req.strength),
                             instruction=req.instruction, prompt_text=req.prompt_text)

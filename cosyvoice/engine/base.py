@@ -50,6 +50,9 @@ class Capabilities:
     ``voice_modes`` speak ``voices`` (in ``instruct`` only when no prompt is given).
     ``part_chars``: per language, the longest run its backend speaks at once (the
     frontend cuts longer ones). ``saved_voices``: whether voices saved from a prompt work.
+    ``voice_languages``: voices that read their text in a language of
+    :data:`~cosyvoice.frontend.languages.LANGUAGES` (a French voice reads Latin-script text
+    as French); other voices read English and Mandarin.
     """
 
     name: str
@@ -67,6 +70,7 @@ class Capabilities:
     seed_deterministic: bool = True
     saved_voices: bool = False
     part_chars: Mapping[str, int] = field(default_factory=dict)
+    voice_languages: Mapping[str, str] = field(default_factory=dict)
 
     def mode_help(self) -> str:
         return ", ".join(f"{m} ({MODE_HELP.get(m, m)})" for m in self.modes)
@@ -79,7 +83,8 @@ class Capabilities:
                 "transcript_modes": list(self.transcript_modes),
                 "streaming": self.streaming, "instructions": self.instructions,
                 "seed_deterministic": self.seed_deterministic,
-                "saved_voices": self.saved_voices}
+                "saved_voices": self.saved_voices,
+                "voice_languages": dict(self.voice_languages)}
 
 
 @dataclass
