@@ -82,5 +82,5 @@ def test_text_the_voice_cannot_read_is_a_422(app):
     status, body = post(app.url + "/api/v1/tts", {"text": "こんにちは", "voice": "if_sara",
                                                   "format": "wav"})
     assert status == 422
-    message = body.decode("utf-8")
+    message = json.dumps(json.loads(body), ensure_ascii=False)
     assert "if_sara speaks Italian" in message and "意大利语" in message
