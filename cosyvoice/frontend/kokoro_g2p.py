@@ -95,6 +95,7 @@ class KokoroG2P:
         self._espeak = None
         self._zh = None
         self._ja = None
+        self._ja_lock = threading.Lock()
 
     def __call__(self, text: str, language: str) -> str:
         """``language``: ``en-us``, ``en-gb``, ``zh``, ``ja`` or another key of
@@ -124,14 +125,15 @@ class KokoroG2P:
         return espeak_to_misaki(self.ipa(text, accent), accent)
 
     def japanese(self, text: str) -> str:
-        """misaki's cutlet G2P (fugashi + unidic-lite): Kokoro's Japanese phonemes."""
-        with self._lock:
+        """misaki's cutlet G2P (fugashi + unidic-lite): Kokoro's Japanese phonemes. One
+        call at a time: a MeCab tagger is not to be shared between threads (a sentence
+        takes ~1 ms)."""
+        with self._ja_lock:
             if self._ja is None:
                 from misaki.cutlet import Cutlet
 
                 self._ja = Cutlet()
-            ja = self._ja
-        phonemes, _ = ja(text)
+            phonemes, _ = self._ja(text)
         return phonemes.strip()
 
     def mandarin(self, text: str) -> str:
