@@ -164,6 +164,16 @@ class Synthesizer:
                         + (f"; or a blend such as {caps.blend_voices[0]}:2+"
                            f"{caps.blend_voices[-1]}:1" if caps.blend_voices else ""))
 
+    def voice_language(self, voice: str, saved: SavedVoice | None = None) -> str | None:
+        """The language a voice reads its text in where it is not English/Mandarin (a
+        French voice: ``fr``); a blend's is its heaviest voice's."""
+        caps = self.capabilities
+        if saved is not None and saved.blend is not None:
+            voice = saved.blend.lead
+        elif voice not in caps.voices and is_blend_spec(voice):
+            voice = parse_blend(voice, caps.blend_voices).lead
+        return caps.voice_languages.get(voice)
+
     def default_voice(self, sentences: list[Sentence]) -> str:
         """The voice of a request that names none: the engine's pick for the text's main
         language, else its default."""
@@ -179,9 +189,12 @@ class Synthesizer:
 
     def _engine_request(self, req: SynthesisRequest) -> EngineRequest:
         self.check(req)
-        sentences: list[Sentence] = plan_text(req.text, self.settings.max_text_chars)
-        voice, saved = (self.resolve_voice(req.voice) if req.voice
-                        else (self.default_voice(sentences), None))
+        voice, saved = (self.resolve_voice(req.voice) if req.voice and self.uses_voice(req)
+                        else (None, None))
+        sentences: list[Sentence] = plan_text(
+            req.text, self.settings.max_text_chars, self.voice_language(voice or "", saved),
+            voice or "")
+        voice = voice or req.voice or self.default_voice(sentences)
         out = EngineRequest(req.mode, sentences, voice, speed=float(req.speed),
                             seed=req.seed, strength=float(req.strength),
                             instruction=req.instruction, prompt_text=req.prompt_text)

@@ -15,6 +15,7 @@ phonemes, voice and speed give the same samples: ``seed`` is not needed.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import re
@@ -33,9 +34,14 @@ logger = logging.getLogger(__name__)
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 MANIFEST = ROOT / "cosyvoice" / "engine" / "offline" / "kokoro_manifest.json"
-# voice-name prefix letter → (language of its G2P, label); others are listed, not spoken
+# voice-name prefix letter → (language of its G2P, label). Japanese is spoken only where
+# its G2P is installed (:func:`japanese_g2p_installed`).
 LANGUAGES = {"a": ("en-us", "English (US)"), "b": ("en-gb", "English (UK)"),
-             "z": ("zh", "Mandarin")}
+             "z": ("zh", "Mandarin"), "e": ("es", "Spanish"), "f": ("fr", "French"),
+             "i": ("it", "Italian"), "p": ("pt-br", "Portuguese (Brazil)"),
+             "h": ("hi", "Hindi"), "j": ("ja", "Japanese")}
+# what misaki's Japanese G2P (misaki.cutlet) imports: MeCab, its dictionary, kana tools
+JAPANESE_G2P_MODULES = ("fugashi", "unidic_lite", "jaconv", "mojimoji")
 GENDERS = {"f": "female", "m": "male"}
 # Who speaks a Mandarin run inside a sentence of an English voice, by gender: the English
 # packs never learned Mandarin's tones. (English runs inside a Mandarin voice's sentence
@@ -69,10 +75,18 @@ class KokoroConfig:
                 "style_rows": self.style_rows, "style_dim": self.style_dim}
 
 
+def japanese_g2p_installed() -> bool:
+    """Whether misaki's Japanese G2P can run here (its modules are importable; no import)."""
+    return all(importlib.util.find_spec(m) is not None for m in JAPANESE_G2P_MODULES)
+
+
 def voice_language(name: str) -> str | None:
-    """The G2P language (``en-us``, ``en-gb``, ``zh``) of a voice name, None if unspoken."""
+    """The G2P language (``en-us``, ``en-gb``, ``zh``, ``es``, ``fr``, ``it``, ``pt-br``,
+    ``hi``, ``ja``) of a voice name; None if it is not spoken here."""
     lang = LANGUAGES.get(name[:1])
-    return lang[0] if lang else None
+    if lang is None or (lang[0] == "ja" and not japanese_g2p_installed()):
+        return None
+    return lang[0]
 
 
 def voice_label(name: str) -> str:
@@ -168,9 +182,10 @@ class KokoroModel:
 
     def speaker(self, voice: str, language: str | None = None) -> KokoroSpeaker:
         """The backend for ``voice`` (a name or a blend spec) speaking runs of ``language``
-        (``en``/``zh``; default: the voice's own — a blend's is its heaviest voice's).
-        English runs take the voice's accent (American for a Mandarin voice); a Mandarin
-        run of an English voice goes to :data:`MANDARIN_STAND_IN`."""
+        (``en``, ``zh`` or the voice's own; default: the voice's own — a blend's is its
+        heaviest voice's). English runs take the voice's accent (American for a Mandarin
+        voice); a Mandarin run of a voice of another language goes to
+        :data:`MANDARIN_STAND_IN`."""
         lead = voice if voice in self.voices else self._blend(voice).lead
         self.pack(voice)
         own = voice_language(lead) or "en-us"

@@ -52,7 +52,9 @@ class Capabilities:
     frontend cuts longer ones). ``saved_voices``: whether voices saved from a prompt work.
     ``blend_voices``: the voices a blend (``af_bella:2+af_sky:1``) may mix, saved or not.
     ``language_voices``: per text language, the voice used when a request names none (the
-    others get ``default_voice``).
+    others get ``default_voice``). ``voice_languages``: voices that read their text in a language of
+    :data:`~cosyvoice.frontend.languages.LANGUAGES` (a French voice reads Latin-script text
+    as French); other voices read English and Mandarin.
     """
 
     name: str
@@ -72,6 +74,7 @@ class Capabilities:
     part_chars: Mapping[str, int] = field(default_factory=dict)
     blend_voices: tuple[str, ...] = ()
     language_voices: Mapping[str, str] = field(default_factory=dict)
+    voice_languages: Mapping[str, str] = field(default_factory=dict)
 
     def mode_help(self) -> str:
         return ", ".join(f"{m} ({MODE_HELP.get(m, m)})" for m in self.modes)
@@ -85,7 +88,8 @@ class Capabilities:
                 "streaming": self.streaming, "instructions": self.instructions,
                 "seed_deterministic": self.seed_deterministic,
                 "saved_voices": self.saved_voices, "blend_voices": list(self.blend_voices),
-                "language_voices": dict(self.language_voices)}
+                "language_voices": dict(self.language_voices),
+                "voice_languages": dict(self.voice_languages)}
 
 
 @dataclass

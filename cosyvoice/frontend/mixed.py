@@ -25,12 +25,17 @@ from cosyvoice.frontend.en_normalize import normalize_en
 from cosyvoice.frontend.zh_normalize import _UNIT_RE, normalize_width, normalize_zh
 
 _HAN = r"[\u3400-\u4dbf\u4e00-\u9fff]+"
-_LATIN = r"[A-Za-z](?:[A-Za-z'’.-]*[A-Za-z])?"
+# Letters of alphabetic scripts: Latin with its diacritics (é ñ ç ã ő ...) and Devanagari
+# (its vowel signs included; not the danda ।, which ends a sentence).
+_ALPHA = "A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff\u0900-\u0963\u0966-\u097f"
+_LATIN = rf"[{_ALPHA}](?:[{_ALPHA}'’.-]*[{_ALPHA}])?"
 _NUMBER = rf"[-+¥$€£]?\d[\d.,:/~-]*\d?(?:\s?(?:{_UNIT_RE}|%|‰)(?![A-Za-z]))?"
 _TOKEN = re.compile(rf"(?P<han>{_HAN})|(?P<num>{_NUMBER})|(?P<latin>{_LATIN})|(?P<other>.)",
                     re.DOTALL)
 _HAS_UNIT = re.compile(rf"\d\s?(?:{_UNIT_RE}|%|‰)$")
 _CJK_TO_ASCII = str.maketrans("。，！？；：、", ".,!?;:,")
+# the same, plus the Devanagari danda, for the G2Ps of the other languages
+PUNCTUATION_TO_ASCII = str.maketrans("。，！？；：、।॥", ".,!?;:,..")
 
 
 @dataclass
@@ -71,9 +76,12 @@ def _number_lang(tokens: list[tuple[str, str]], i: int, default: str) -> str:
     return "en" if "latin" in (prev, nxt) else default
 
 
-def split_mixed(text: str, normalize: bool = False, default: str = "zh") -> list[Run]:
+def split_mixed(text: str, normalize: bool = False, default: str = "zh",
+                latin: str = "en") -> list[Run]:
     """Cleaned mixed text → language runs (see the module docstring); empty runs are
-    dropped."""
+    dropped. ``latin``: the language of alphabetic runs (a Spanish voice's sentence:
+    ``es``); runs of a language other than English are left to its G2P (espeak-ng reads
+    their numbers), with only CJK and Devanagari sentence punctuation made ASCII."""
     tokens = _tokens(normalize_width(text))
     runs: list[Run] = []
     for i, (kind, tok) in enumerate(tokens):
@@ -93,6 +101,15 @@ def split_mixed(text: str, normalize: bool = False, default: str = "zh") -> list
             runs.append(Run(lang, tok))
     runs = [Run(r.lang or default, r.text.strip()) for r in runs]
     if normalize:
-        runs = [Run(r.lang, normalize_zh(r.text) if r.lang == "zh"
-                    else normalize_en(r.text.translate(_CJK_TO_ASCII))) for r in runs]
+        runs = [Run(r.lang, _normalize(r.lang, r.text, latin)) for r in runs]
+    if latin != "en":
+        runs = [Run(latin if r.lang == "en" else r.lang, r.text) for r in runs]
     return [r for r in runs if r.text.strip(" ，。！？、；：…,.!?;:")]
+
+
+def _normalize(lang: str, text: str, latin: str) -> str:
+    if lang == "zh":
+        return normalize_zh(text)
+    if latin == "en":
+        return normalize_en(text.translate(_CJK_TO_ASCII))
+    return text.translate(PUNCTUATION_TO_ASCII)

@@ -16,6 +16,7 @@ from cosyvoice.errors import TextError
 from cosyvoice.frontend.clean import clean_text
 from cosyvoice.frontend.en_normalize import normalize_en
 from cosyvoice.frontend.inline_tags import parse_inline
+from cosyvoice.frontend.languages import LANGUAGES, check_language_script
 from cosyvoice.frontend.mixed import Run, split_mixed
 from cosyvoice.frontend.sentences import split_sentences
 from cosyvoice.frontend.text_checks import check_length, check_script, check_speakable
@@ -47,21 +48,36 @@ class Sentence:
         return {r.lang for r in self.runs}
 
 
-def plan_text(text: str, max_chars: int) -> list[Sentence]:
+def plan_text(text: str, max_chars: int, language: str | None = None,
+              voice: str = "") -> list[Sentence]:
     """Sentences with their normalized language runs: English text as one run per sentence;
     Chinese and mixed text split into zh/en runs (digits and units by their neighbours).
+    ``language``: the language of ``voice`` when it is one of
+    :data:`~cosyvoice.frontend.languages.LANGUAGES` — its alphabetic text is read in that
+    language (Japanese: all of it), Chinese runs stay Mandarin.
     Raises :class:`TextError` for empty, over-long, unspeakable or unsupported text."""
     segments = parse_inline(text or "")  # plain text: one segment, no pauses
     check_length(" ".join(seg.text for seg in segments), max_chars)
     cleaned = [clean_text(seg.text) for seg in segments]
     joined = " ".join(cleaned)  # the text the user means: without its inline tags
     check_speakable(joined)
-    script = check_script(joined)
-    main = main_language(joined)
+    if language in LANGUAGES:
+        check_language_script(joined, language, voice)
+        script, main = "other", "en"
+    else:
+        language = None
+        script = _check_script(joined, voice)
+        main = main_language(joined)
 
     def runs_of(s: str) -> list[Run]:
-        runs = ([Run("en", normalize_en(s))] if script == "en"
-                else split_mixed(s, normalize=True, default=main))
+        if language == "ja":
+            runs = [Run("ja", s)]  # misaki's Japanese G2P normalizes its own text
+        elif language is not None:
+            runs = split_mixed(s, normalize=True, default="en", latin=language)
+        elif script == "en":
+            runs = [Run("en", normalize_en(s))]
+        else:
+            runs = split_mixed(s, normalize=True, default=main)
         return [r for r in runs if re.search(r"\w", r.text)]
 
     out: list[Sentence] = []
@@ -86,6 +102,19 @@ def plan_text(text: str, max_chars: int) -> list[Sentence]:
     if not out:
         raise TextError("The text has no speakable words (only symbols or punctuation)")
     return _short_first(out)
+
+
+def _check_script(text: str, voice: str) -> str:
+    """``check_script``; for a named voice, its error says which languages it reads."""
+    try:
+        return check_script(text)
+    except TextError as e:
+        if not voice:
+            raise
+        raise TextError(f"Voice {voice} reads English and Mandarin. {e} Text in another "
+                        "language needs a voice of that language, where the engine lists "
+                        f"one. / 音色 {voice} 只能朗读英语和中文，文本中有它无法朗读的文字；"
+                        "请删除，或换用该语言的音色（如有）。") from e
 
 
 def run_parts(run: Run, limits: Mapping[str, int]) -> list[str]:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 
 # A run of terminators with any closing quotes/brackets after it, or a line break.
-_BOUNDARY = re.compile(r"[.!?;。！？；…]+[\"'”’)\]」』》）]*|\n")
-_CJK_STOPS = set("。！？；…")
+_BOUNDARY = re.compile(r"[.!?;。！？；…।॥]+[\"'”’)\]」』》）]*|\n")
+_CJK_STOPS = set("。！？；…।॥")  # always end a sentence (with the Devanagari danda)
 # Words whose period never ends a sentence (compared lower-case, without the period).
 _NO_SPLIT_AFTER = {
     "dr", "mr", "mrs", "ms", "prof", "st", "mt", "vs", "no", "nos", "fig", "figs", "p", "pp",
@@ -85,8 +85,9 @@ def _split_long(piece: str, max_chars: int) -> list[str]:
 def split_sentences(text: str, max_chars: int = 300) -> list[str]:
     """Split text into sentences no longer than ``max_chars``.
 
-    Boundaries: ``。！？；…`` always; ``;`` unless glued to a following letter; ``! ?``
-    unless glued or followed by a lower-case word ('"Why?" she asked');
+    Boundaries: ``。！？；…`` and the danda ``।`` always; ``;`` unless glued to a
+    following letter; ``! ?`` unless glued or followed by a lower-case word ('"Why?" she
+    asked');
     ``.`` when followed by a space (or end, or another script) and not after an
     abbreviation, initial or dotted acronym, nor before a lower-case word or a digit;
     line breaks. Terminators and closing quotes stay with their sentence. Pieces with no

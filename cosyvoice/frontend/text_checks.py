@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Collection
 
 from cosyvoice.errors import TextError
 from cosyvoice.frontend.clean import clean_text
@@ -48,7 +49,7 @@ def check_speakable(cleaned: str) -> None:
         raise TextError("The text has no speakable words (only symbols/emoji).")
 
 
-def _script_of(ch: str) -> str | None:
+def script_of(ch: str) -> str | None:
     """"latin", "cjk", another script's name ("ARABIC") or None for non-letters."""
     if not unicodedata.category(ch).startswith("L"):
         return None
@@ -62,7 +63,7 @@ def _script_of(ch: str) -> str | None:
 
 def _script_counts(text: str) -> Counter[str]:
     text = unicodedata.normalize("NFKC", text)  # full-width Latin → Latin
-    return Counter(s for s in map(_script_of, text) if s)
+    return Counter(s for s in map(script_of, text) if s)
 
 
 def detect_script(text: str) -> str:
@@ -86,21 +87,23 @@ def detect_script(text: str) -> str:
     return "zh" if cjk else "en"
 
 
-_SCRIPT_NAMES = {"HIRAGANA": "Japanese Hiragana", "KATAKANA": "Japanese Katakana",
+_SCRIPT_NAMES = {"latin": "Latin", "cjk": "Chinese characters", "DEVANAGARI": "Devanagari",
+                 "HIRAGANA": "Japanese Hiragana", "KATAKANA": "Japanese Katakana",
                  "KATAKANA-HIRAGANA": "Japanese Katakana", "HANGUL": "Korean Hangul",
                  "BOPOMOFO": "Bopomofo (Zhuyin)", "IDEOGRAPHIC": "CJK symbol"}
 SHOWN_PER_SCRIPT = 8
 _MICROMETRE = re.compile(r"[µμ]m(?![A-Za-z])")
 
 
-def unsupported_letters(text: str) -> dict[str, list[str]]:
-    """Letters of scripts the engine cannot speak, by script name (most letters first),
-    each with its distinct characters in order of appearance."""
+def unsupported_letters(text: str, allowed: Collection[str] = ("latin", "cjk")
+                        ) -> dict[str, list[str]]:
+    """Letters of scripts outside ``allowed`` (:func:`script_of` names), by script name
+    (most letters first), each with its distinct characters in order of appearance."""
     chars: dict[str, list[str]] = {}
     counts: Counter[str] = Counter()
     for ch in unicodedata.normalize("NFKC", text):  # full-width Latin → Latin
-        script = _script_of(ch)
-        if script in (None, "latin", "cjk"):
+        script = script_of(ch)
+        if script is None or script in allowed:
             continue
         name = _SCRIPT_NAMES.get(script, script.title())
         counts[name] += 1
@@ -126,15 +129,20 @@ def check_script(text: str) -> str:
             f"supported: {SUPPORTED_SCRIPTS}."
         )
     if letters:
-        parts = []
-        for name, chars in letters.items():
-            shown = " ".join(chars[:SHOWN_PER_SCRIPT])
-            more = f" and {len(chars) - SHOWN_PER_SCRIPT} more" if (
-                len(chars) > SHOWN_PER_SCRIPT) else ""
-            parts.append(f"{name}: {shown}{more}")
         raise TextError(
             "Text has characters in a script this engine cannot speak yet ("
-            + "; ".join(parts) + f") — remove or replace them; supported: "
+            + describe_letters(letters) + f") — remove or replace them; supported: "
             f"{SUPPORTED_SCRIPTS}."
         )
     return script
+
+
+def describe_letters(letters: dict[str, list[str]]) -> str:
+    """``"Devanagari: न म स and 3 more; Arabic: ..."`` for an error message."""
+    parts = []
+    for name, chars in letters.items():
+        shown = " ".join(chars[:SHOWN_PER_SCRIPT])
+        more = f" and {len(chars) - SHOWN_PER_SCRIPT} more" if (
+            len(chars) > SHOWN_PER_SCRIPT) else ""
+        parts.append(f"{name}: {shown}{more}")
+    return "; ".join(parts)

@@ -12,10 +12,15 @@ TEXTS: dict[str, tuple[str, str]] = {
     "limits": (
         "This offline engine speaks **Mandarin Chinese** (a female Baker voice, "
         "non-commercial licence) and **English** (a male Piper voice), also mixed in one "
-        "sentence. Cloning moves the voice toward your prompt's pitch, timbre and formants: "
-        "it approximates a voice, it does not reproduce it exactly.",
+        "sentence. Where setup installed the Kokoro voices, they add English and Mandarin "
+        "voices and speak Spanish, French, Italian, Brazilian Portuguese, Hindi and "
+        "Japanese: choose a voice of the text's language. Cloning moves the voice toward "
+        "your prompt's pitch, timbre and formants: it approximates a voice, it does not "
+        "reproduce it exactly.",
         "离线引擎可朗读**普通话**（女声，Baker 语料，仅限非商业用途）和**英文**（男声，Piper），"
-        "也支持中英混合。复刻会把音色的音高、音色和共振峰向你的参考录音靠拢：它是近似，而非完全复制。",
+        "也支持中英混合。若已安装 Kokoro 音色，还有更多中英文音色，"
+        "并可朗读西班牙语、法语、意大利语、巴西葡萄牙语、印地语和日语：请选择与文本语言相同的音色。"
+        "复刻会把音色的音高、音色和共振峰向你的参考录音靠拢：它是近似，而非完全复制。",
     ),
     "ui_lang": ("Interface language", "界面语言"),
     "mode": ("Mode", "推理模式"),

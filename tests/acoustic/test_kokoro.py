@@ -1,5 +1,6 @@
-"""Kokoro-82M with the real files: the setup's hashes, the backend speaking English and
-Mandarin, speed, and English intelligibility (faster-whisper tiny.en)."""
+"""Kokoro-82M with the real files: the setup's hashes, the backend speaking English,
+Mandarin and the other languages, speed, and English intelligibility (faster-whisper
+tiny.en)."""
 
 from __future__ import annotations
 
@@ -61,11 +62,28 @@ def test_voices_offered_are_the_spoken_languages(folder):
     from cosyvoice.engine.offline import CAPABILITIES, PRESET_VOICES
 
     kokoro = sorted(n for n, (m, _) in PRESET_VOICES.items() if m == "kokoro")
-    assert len(kokoro) == 36  # 20 American, 8 British, 8 Mandarin of the 54
-    assert {n[:1] for n in kokoro} == {"a", "b", "z"}
+    assert len(kokoro) == 54  # all packs: Japanese's G2P is in requirements.txt
+    assert {n[:1] for n in kokoro} == set("abzefiphj")
     assert CAPABILITIES.voices["zm_yunxi"] == "Mandarin · male · Kokoro zm_yunxi"
     assert CAPABILITIES.voices["bf_emma"] == "English (UK) · female · Kokoro bf_emma"
+    assert CAPABILITIES.voices["ff_siwis"] == "French · female · Kokoro ff_siwis"
+    assert CAPABILITIES.voices["pm_alex"] == "Portuguese (Brazil) · male · Kokoro pm_alex"
+    assert CAPABILITIES.voices["jm_kumo"] == "Japanese · male · Kokoro jm_kumo"
     assert CAPABILITIES.default_voice == "joe"
+    assert set(CAPABILITIES.languages) == {"en", "zh", "es", "fr", "it", "pt-br", "hi", "ja"}
+    assert CAPABILITIES.voice_languages["hm_psi"] == "hi"
+    assert "af_heart" not in CAPABILITIES.voice_languages  # English voices read en + zh
+    assert "joe" not in CAPABILITIES.voice_languages
+
+
+def test_japanese_needs_its_g2p(monkeypatch):
+    """Without misaki's Japanese G2P installed the j* voices are not offered."""
+    from cosyvoice.acoustic import kokoro
+
+    assert kokoro.voice_language("jf_alpha") == "ja"
+    monkeypatch.setattr(kokoro, "JAPANESE_G2P_MODULES", ("fugashi", "no_such_module_here"))
+    assert kokoro.voice_language("jf_alpha") is None
+    assert kokoro.voice_language("if_sara") == "it"
 
 
 def test_who_speaks_a_run_in_the_other_language(model):
@@ -75,6 +93,8 @@ def test_who_speaks_a_run_in_the_other_language(model):
     assert (zh_in_en.voice, zh_in_en.language) == ("zm_yunxi", "zh")
     assert model.speaker("af_heart", "zh").voice == "zf_xiaobei"
     assert model.speaker("bf_emma", "en").language == "en-gb"
+    assert model.speaker("ff_siwis", "zh").voice == "zf_xiaobei"  # any language's voice
+    assert model.speaker("pm_alex", "pt-br").language == "pt-br"
 
 
 def speech(out) -> tuple[float, float]:
@@ -94,6 +114,23 @@ def test_speaks_a_sentence(model, voice, text, lo, hi):
     assert lo < duration < hi, duration
     assert rms > 0.02  # not silent
     assert np.array_equal(model.speaker(voice).synthesize(text).wav, out.wav)  # deterministic
+
+
+# One sentence per other language, ~2–4 s of speech at Kokoro's pace.
+@pytest.mark.slow
+@pytest.mark.parametrize("voice, text", [
+    ("ef_dora", "Mañana iremos al cine con mis amigos del colegio."),
+    ("ff_siwis", "Le chat dort tranquillement sur le canapé du salon."),
+    ("im_nicola", "La pizza di questo ristorante è davvero buonissima."),
+    ("pf_dora", "O menino comeu pão com manteiga no café da manhã."),
+    ("hm_omega", "मैं हर सुबह पार्क में टहलने जाता हूँ।"),
+    ("jf_alpha", "今日はとてもいい天気ですね。"),
+])
+def test_speaks_the_other_languages(model, voice, text):
+    out = model.speaker(voice).synthesize(text)
+    duration, rms = speech(out)
+    assert 1.5 < duration < 5.5, duration
+    assert rms > 0.02
 
 
 @pytest.mark.slow

@@ -1,13 +1,15 @@
-"""Golden G2P for Kokoro: espeak-ng IPA rewritten into misaki's English symbols, and
-misaki[zh]'s Mandarin phonemes, exact strings."""
+"""Golden G2P for Kokoro: espeak-ng IPA rewritten into misaki's English symbols and into
+Kokoro's symbols for Spanish, French, Italian, Brazilian Portuguese and Hindi, misaki[zh]'s
+Mandarin and misaki's Japanese phonemes, exact strings."""
 
 from __future__ import annotations
 
 import json
+import unicodedata
 
 import pytest
 
-from cosyvoice.frontend.kokoro_g2p import KokoroG2P, espeak_to_misaki
+from cosyvoice.frontend.kokoro_g2p import KokoroG2P, espeak_to_kokoro, espeak_to_misaki
 from cosyvoice.tools.setup_kokoro import load_manifest
 
 
@@ -59,6 +61,12 @@ def test_mandarin_sentences(g2p, text, expected):
     ("Measure the church's joy, then leave at nine o'clock.", "en-us"),
     ("Thoroughly rehearsed orchestras perform beautifully.", "en-gb"),
     ("这是一个关于友谊的故事，请你仔细听。", "zh"),
+    ("¿Qué hora es? Juguemos al fútbol; el último llegó a las 10:30.", "es"),
+    ("Où est la gare ? Cette œuvre est très belle, huit heures et quart.", "fr"),
+    ("Perché la famiglia mangia gli spaghetti alle 8? Che bella giornata!", "it"),
+    ("Coração, mãe, não, leite, gente, tarde — você está ótimo!", "pt-br"),
+    ("मैं दिल्ली में रहता हूँ और किताबें पढ़ता हूँ।", "hi"),
+    ("コンピューターを使って、2026年に新しいアプリを作りました。", "ja"),
 ])
 def test_every_symbol_is_in_kokoros_vocabulary(g2p, text, accent):
     from cosyvoice.assets import package_dir
@@ -69,3 +77,48 @@ def test_every_symbol_is_in_kokoros_vocabulary(g2p, text, accent):
     assert len(vocab) == spec["symbols"] == 114
     phonemes = g2p(text, accent)
     assert phonemes and not [c for c in phonemes if c not in vocab]
+
+
+@pytest.mark.parametrize("ipa, language, expected", [
+    # espeak's two-letter phonemes become Kokoro's one symbol, as misaki's espeak G2P does
+    ("tʃˌokolˈate", "es", "ʧˌokolˈate"),
+    ("βˌeɪntiθˈinko", "es", "βˌAntiθˈinko"),
+    ("pˈittsːa bʊonˈissima", "it", "pˈitʦːa bʊonˈiSima"),  # Italian long s: one symbol
+    ("pˈassa", "es", "pˈassa"),  # ... only in Italian
+    ("mˈɛdzːo dʒˈɔrno", "it", "mˈɛʣːo ʤˈɔrno"),
+    # precomposed nasal vowels (outside the vocabulary) → vowel + combining tilde (in it)
+    ("pˈɐ̃ʊ̃ bˈ\u00f5n", "pt-br", "pˈɐ̃ʊ̃ bˈo\u0303n"),
+    ("dʒˈiʲɐ pɾˈaɪʲɐ", "pt-br", "ʤˈiɐ pɾˈIɐ"),  # the newer espeak's glide after a vowel
+    ("lə- ʃˈa", "fr", "lə ʃˈa"),  # hyphens go
+])
+def test_espeak_ipa_becomes_kokoro_symbols(ipa, language, expected):
+    assert espeak_to_kokoro(ipa, language) == expected
+
+
+# From espeak-ng as piper-tts 1.8.0 bundles it, checked by ear of the languages' rules:
+# Castilian θ and ɲ, French nasal vowels and uvular ʁ, Italian geminates and affricates,
+# Brazilian ʧ/ʤ before i and nasal diphthongs, Hindi long vowels and nasalization; digits
+# read by espeak in the language itself. Japanese: misaki's cutlet (は read as βa).
+@pytest.mark.parametrize("text, language, expected", [
+    ("¿Dónde está el niño?", "es", "dˈonde estˈa el nˈiɲo?"),
+    ("Mañana hace mucho calor.", "es", "maɲˈana ˈaθe mˈuʧo kalˈoɾ."),
+    ("Tengo 25 años.", "es", "tˈɛŋɡo βˌAntiθˈinko ˈaɲos."),
+    ("Bonjour, comment ça va ?", "fr", "bɔ̃ʒˈuʁ, kɔmˌɑ̃ sa vˈa?"),
+    ("Un bon vin blanc.", "fr", "œ̃ bˈɔ̃ vˈɛ̃ blˈɑ̃."),
+    ("Il y a 42 personnes.", "fr", "il i a kaʁɑ̃tdˈø pɛʁsˈɔn."),
+    ("La pizza è buonissima.", "it", "la pˈiʦːa e bʊonˈiSima."),
+    ("Gli gnocchi sono pronti.", "it", "ʎɪ ɲˈokːɪ sˌono pɾˈontɪ."),
+    ("Ci sono 17 persone.", "it", "ʧɪ sˌono diʧaSˈɛtːe peɾsˈone."),
+    ("Bom dia, tudo bem?", "pt-br", "bˈõn ʤˈiɐ, tˈudʊ bˈAm?"),
+    ("O pão com manteiga.", "pt-br", "ʊ pˈɐ̃ʊ̃ kõn mˌɐ̃ntˈAɡɐ."),
+    ("Temos 31 pessoas.", "pt-br", "tˌemʊs tɾˈĩntɐ iˈũm pˌesˈoɐs."),
+    ("नमस्ते, आप कैसे हैं?", "hi", "nəmˈʌsteː, ˌaːp kˈɛːseː hɛ̃?"),
+    ("हमें 25 रुपये चाहिए.", "hi", "hˈʌmẽː pˈʌcːis ɾˈʊpjˌeː cˈaːhɪˌeː."),
+    ("ज़रूर, ख़ुश.", "hi", "zəɾˈuːɾ, xˈʊʃ."),
+    ("今日はいい天気ですね。", "ja", "kʲoː βa iː teŋkʲi desɨ ne."),
+    ("東京に３人で行きました。", "ja", "toːkʲoː ɲi saɴ ɲiɴ de ikʲi maɕita."),
+    ("ありがとうございます。", "ja", "aɾʲiɡatoː ɡoʣaimasɨ."),
+])
+def test_other_languages(g2p, text, language, expected):
+    assert unicodedata.normalize("NFD", g2p(text, language)) == unicodedata.normalize(
+        "NFD", expected)

@@ -36,9 +36,11 @@ def test_engine_lists_the_kokoro_voices(app):
     assert status == 200
     voices = caps["voices"]
     kokoro = {k: v for k, v in voices.items() if "Kokoro" in v}
-    assert len(kokoro) == 36
+    assert len(kokoro) == 54
     assert voices["af_heart"] == "English (US) · female · Kokoro af_heart"
     assert voices["zm_yunjian"] == "Mandarin · male · Kokoro zm_yunjian"
+    assert voices["ef_dora"] == "Spanish · female · Kokoro ef_dora"
+    assert caps["voice_languages"]["ff_siwis"] == "fr" and "ja" in caps["languages"]
     assert caps["default_voice"] == "joe" and "joe" in voices and "baker" in voices
     status, listed = get_json(app.url + "/api/v1/voices", timeout=30)
     assert status == 200 and "bm_lewis" in {v["name"] for v in listed["voices"]}
@@ -50,6 +52,8 @@ def test_engine_lists_the_kokoro_voices(app):
     ("zf_xiaoxiao", "我今天用 Python 写了三个程序。", 1.5, 6.0),
     # mixed: the Mandarin run of an English voice goes to a Mandarin Kokoro voice
     ("am_michael", "In Beijing people greet you with 你好，欢迎光临.", 1.5, 7.0),
+    # the French voice reads Latin text as French, with espeak's French numbers
+    ("ff_siwis", "Il y a 42 personnes dans la salle.", 1.5, 6.0),
 ])
 def test_rest_speaks_a_kokoro_voice(app, voice, text, lo, hi):
     status, body = post(app.url + "/api/v1/tts", {"text": text, "voice": voice,
@@ -103,3 +107,11 @@ def test_a_blend_speaks_is_saved_and_is_refused_when_wrong(app):
     finally:
         req = urllib.request.Request(app.url + "/api/v1/voices/Breezy%20mix", method="DELETE")
         urllib.request.urlopen(req, timeout=30).read()
+
+
+def test_text_the_voice_cannot_read_is_a_422(app):
+    status, body = post(app.url + "/api/v1/tts", {"text": "こんにちは", "voice": "if_sara",
+                                                  "format": "wav"})
+    assert status == 422
+    message = json.dumps(json.loads(body), ensure_ascii=False)
+    assert "if_sara speaks Italian" in message and "意大利语" in message

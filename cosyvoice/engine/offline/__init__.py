@@ -10,8 +10,9 @@ offered when setup installed their files (a directory listing, see
 
 from __future__ import annotations
 
-from cosyvoice.acoustic.kokoro import installed_voices, voice_label
+from cosyvoice.acoustic.kokoro import installed_voices, voice_label, voice_language
 from cosyvoice.engine.base import Capabilities, EngineFactory
+from cosyvoice.frontend.languages import LANGUAGES
 
 KOKORO = "kokoro"  # the managed model that speaks every Kokoro voice
 # preset voice → (its acoustic model, label)
@@ -20,12 +21,16 @@ PRESET_VOICES = {
     "baker": ("acoustic_zh", "Mandarin · female (Baker FastSpeech2, non-commercial)"),
     **{name: (KOKORO, voice_label(name)) for name in installed_voices()},
 }
+# Kokoro voices that read their text in Spanish, French, Italian, Portuguese, Hindi or
+# Japanese (the frontend's other languages); the rest read English and Mandarin.
+VOICE_LANGUAGES = {name: voice_language(name) for name, (model, _) in PRESET_VOICES.items()
+                   if model == KOKORO and voice_language(name) in LANGUAGES}
 
 CAPABILITIES = Capabilities(
     name="offline",
     label="Offline (Piper · FastSpeech2 · HiFi-GAN · Kokoro)",
     modes=("preset", "clone", "cross_lingual", "instruct"),
-    languages=("en", "zh"),
+    languages=("en", "zh", *sorted(set(VOICE_LANGUAGES.values()))),
     voices={name: label for name, (_, label) in PRESET_VOICES.items()},
     default_voice="joe",
     sample_rate=22050,  # HiFi-GAN V1 universal; every output goes through its rate
@@ -37,6 +42,7 @@ CAPABILITIES = Capabilities(
     saved_voices=True,
     part_chars={"zh": 80},  # FastSpeech2's positions end at 25.6 s (MAX_CHUNK_CHARS)
     blend_voices=tuple(n for n, (model, _) in PRESET_VOICES.items() if model == KOKORO),
+    voice_languages=VOICE_LANGUAGES,
 )
 
 
