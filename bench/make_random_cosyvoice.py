@@ -68,7 +68,7 @@ _LINE = re.compile(r"^(\s*)([A-Za-z_][A-Za-z0-9_]*):(\s*)(.*)$")
 
 
 def edit_yaml(text: str, edits: dict[str, object]) -> str:
-    """Replace scalar values by key path (``flow.encoder.num_blocks``), keeping tags and comments."""
+    """Replace scalars by key path (``flow.encoder.num_blocks``), keeping tags and comments."""
     stack: list[tuple[int, str]] = []
     done, out = set(), []
     for line in text.splitlines():

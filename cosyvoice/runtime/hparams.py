@@ -109,7 +109,8 @@ class _Resolver:
         if isinstance(node, _Ref):
             return self.ref(node.expr)
         if isinstance(node, Tagged):
-            return Tagged(node.kind, node.target, self.resolve(node.kwargs), self.resolve(node.args))
+            return Tagged(node.kind, node.target, self.resolve(node.kwargs),
+                          self.resolve(node.args))
         if isinstance(node, dict):
             return {k: self.resolve(v) for k, v in node.items()}
         if isinstance(node, list):

@@ -16,8 +16,8 @@ Stop rules: at least ``int(text_len * min_token_text_ratio)`` and at most
 minimum, class S is masked before sampling (the reference masks S in both versions — in v3 that is
 the sos id, so a v3 decode may stop early on S + 1..).
 
-The module's parameter names are the released ``llm.pt``'s: the Qwen2 model sits at
-``llm.model`` (a ``transformers`` ``Qwen2ForCausalLM`` built from ``CosyVoice-BlankEN/config.json``).
+The module's parameter names are the released ``llm.pt``'s: the Qwen2 model sits at ``llm.model``
+(a ``transformers`` ``Qwen2ForCausalLM`` built from ``CosyVoice-BlankEN/config.json``).
 Decoding runs the Qwen2 body (not its 151,936-way LM head, which CosyVoice does not use) with a
 ``DynamicCache``.
 """

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import os
 
+import cosyvoice.llm.llm as ref_llm
 import torch
 from hyperpyyaml import load_hyperpyyaml
 from transformers import Qwen2Config, Qwen2ForCausalLM
-
-import cosyvoice.llm.llm as ref_llm
 
 
 class _ConfigOnlyQwen2(Qwen2ForCausalLM):
@@ -31,22 +30,36 @@ def yaml_name(folder: str) -> str:
     raise FileNotFoundError(f"no cosyvoice2.yaml/cosyvoice3.yaml in {folder}")
 
 
-def load_configs(folder: str) -> dict:
-    """The YAML built by hyperpyyaml (training-only GAN sections cut), modules freshly initialised."""
+def _drop_sections(text: str, names) -> str:
+    """The YAML text without the top-level blocks ``names`` (so they are not built)."""
+    out, skipping = [], False
+    for line in text.splitlines():
+        if line and not line[0].isspace() and not line.startswith("#"):
+            skipping = line.split(":", 1)[0] in names
+        if not skipping:
+            out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def load_configs(folder: str, parts=("llm", "flow", "hift")) -> dict:
+    """The YAML built by hyperpyyaml (training-only GAN sections cut, and the model parts not in
+    ``parts``), modules freshly initialised."""
     ref_llm.Qwen2ForCausalLM = _ConfigOnlyQwen2
     with open(os.path.join(folder, yaml_name(folder))) as f:
         text = f.read()
-    text = text.split("# gan related module")[0]
+    text = _drop_sections(text.split("# gan related module")[0],
+                          [p for p in ("llm", "flow", "hift") if p not in parts])
     return load_hyperpyyaml(text, overrides={
         "qwen_pretrain_path": os.path.join(folder, "CosyVoice-BlankEN")})
 
 
 def load_parts(folder: str, parts=("llm", "flow", "hift")) -> dict:
     """The reference's modules with the folder's weights loaded (strict), in eval mode."""
-    configs = load_configs(folder)
+    configs = load_configs(folder, parts)
     out = {}
     for part in parts:
-        state = torch.load(os.path.join(folder, f"{part}.pt"), map_location="cpu", weights_only=True)
+        path = os.path.join(folder, f"{part}.pt")
+        state = torch.load(path, map_location="cpu", weights_only=True)
         if part == "hift":
             state = {k.replace("generator.", ""): v for k, v in state.items()}
         module = configs[part]
