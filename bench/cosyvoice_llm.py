@@ -99,7 +99,8 @@ def main() -> None:
           f"of {[round(x, 1) for x in rates]} ({opts.steps} tokens, prompt "
           f"{args['prompt_text'].shape[1] + args['text'].shape[1]} text + "
           f"{args['prompt_speech'].shape[1]} speech tokens)")
-    print(f"oracle run (its load + decode, one run): {oracle_s:.1f} s")
+    print(f"oracle run (its load + decode, one run): {oracle_s:.1f} s; its decode: "
+          f"{len(ref['tokens']) / ref['seconds']:.1f} tokens/s (one run, same machine)")
 
 
 if __name__ == "__main__":

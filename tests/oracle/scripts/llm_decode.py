@@ -5,6 +5,8 @@ on the default generator, seeded per case), with a hook on ``llm_decoder`` recor
 ``cases``: a list of dicts with text, prompt_text, prompt_speech, embedding, seed, max_steps.
 """
 
+import time
+
 import torch
 from oracle_model import load_parts
 
@@ -15,6 +17,7 @@ def decode(llm, text, prompt_text, prompt_speech, embedding, seed=0, max_steps=N
         lambda module, args, out: steps.append(out.log_softmax(dim=-1).squeeze(0).clone()))
     torch.manual_seed(seed)
     tokens = []
+    start = time.perf_counter()
     lengths = {name: torch.tensor([t.shape[1]], dtype=torch.int32)
                for name, t in (("text", text), ("prompt_text", prompt_text),
                                ("prompt_speech", prompt_speech))}
@@ -26,8 +29,10 @@ def decode(llm, text, prompt_text, prompt_speech, embedding, seed=0, max_steps=N
         tokens.append(int(token))
         if max_steps is not None and len(tokens) >= max_steps:
             break
+    seconds = time.perf_counter() - start
     hook.remove()
-    return {"tokens": torch.tensor(tokens, dtype=torch.long), "logp": torch.stack(steps)}
+    return {"tokens": torch.tensor(tokens, dtype=torch.long), "logp": torch.stack(steps),
+            "seconds": seconds}
 
 
 def main(folder, cases):
