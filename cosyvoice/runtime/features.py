@@ -3,6 +3,9 @@
 - :func:`whisper_log_mel`: the speech tokenizer's input — Whisper's 128-bin log-mel of 16 kHz
   audio (25 ms Hann window, 10 ms hop, centred frames, Slaney mel filters, log10 clamped to 8
   decades below the maximum, scaled ``(x + 4) / 4``).
+- :func:`prompt_mel`: the flow's prompt features — log-mel of 24 kHz audio with the YAML's
+  ``feat_extractor`` parameters (reflect-padded by ``(n_fft - hop) / 2`` each side, uncentred
+  STFT, magnitude ``sqrt(re² + im² + 1e-9)``, Slaney mel filters, ``log(max(x, 1e-5))``).
 - :func:`kaldi_fbank`: CAM++'s input — Kaldi's 80-bin log filterbank of 16 kHz audio (25 ms
   frames every 10 ms with edges snipped, DC removed, 0.97 pre-emphasis, Povey window, 512-point
   power spectrum, Kaldi mel banks from 20 Hz to Nyquist, no dither), then the per-utterance mean
@@ -24,11 +27,14 @@ WHISPER_RATE = 16000
 
 
 @lru_cache(maxsize=4)
-def _slaney_mel_filters(n_mels: int, n_fft: int, sample_rate: int) -> torch.Tensor:
-    """(n_mels, n_fft // 2 + 1) Slaney-normalised mel filters (as librosa makes them)."""
+def _slaney_filters(sample_rate: int, n_fft: int, n_mels: int, fmin: float,
+                    fmax: float | None) -> torch.Tensor:
+    """(n_mels, n_fft // 2 + 1) Slaney-normalised mel filters, as librosa (and Whisper's and
+    Matcha's tables) make them."""
     import librosa
 
-    return torch.from_numpy(librosa.filters.mel(sr=sample_rate, n_fft=n_fft, n_mels=n_mels))
+    return torch.from_numpy(librosa.filters.mel(sr=sample_rate, n_fft=n_fft, n_mels=n_mels,
+                                                fmin=fmin, fmax=fmax)).float()
 
 
 def whisper_log_mel(audio: torch.Tensor, n_mels: int = 128) -> torch.Tensor:
@@ -40,7 +46,7 @@ def whisper_log_mel(audio: torch.Tensor, n_mels: int = 128) -> torch.Tensor:
     spec = torch.stft(audio, n_fft, hop, window=torch.hann_window(n_fft), center=True,
                       pad_mode="reflect", return_complex=True)
     power = spec[..., :-1].abs() ** 2
-    mel = _slaney_mel_filters(n_mels, n_fft, WHISPER_RATE) @ power
+    mel = _slaney_filters(WHISPER_RATE, n_fft, n_mels, 0.0, None) @ power
     log_spec = torch.clamp(mel, min=1e-10).log10()
     log_spec = torch.maximum(log_spec, log_spec.max() - 8.0)
     return (log_spec + 4.0) / 4.0
@@ -96,3 +102,19 @@ def campplus_input(audio_16k: torch.Tensor) -> torch.Tensor:
     """(1, frames, 80) mean-normalised fbank, the CAM++ ONNX model's input."""
     feat = kaldi_fbank(audio_16k)
     return (feat - feat.mean(dim=0, keepdim=True)).unsqueeze(0)
+
+
+def prompt_mel(audio: torch.Tensor, n_fft: int = 1920, num_mels: int = 80,
+               sampling_rate: int = 24000, hop_size: int = 480, win_size: int = 1920,
+               fmin: float = 0, fmax: float | None = 8000, **_: object) -> torch.Tensor:
+    """(1, frames, num_mels) log-mel of (1, samples) audio; keyword names are the YAML's
+    ``feat_extractor`` arguments, so ``prompt_mel(audio, **node.kwargs)`` works."""
+    wave = torch.as_tensor(audio, dtype=torch.float32).reshape(1, -1)
+    pad = (n_fft - hop_size) // 2
+    wave = torch.nn.functional.pad(wave.unsqueeze(1), (pad, pad), mode="reflect").squeeze(1)
+    spec = torch.stft(wave, n_fft, hop_length=hop_size, win_length=win_size,
+                      window=torch.hann_window(win_size), center=False, onesided=True,
+                      return_complex=True)
+    magnitude = torch.sqrt(torch.view_as_real(spec).pow(2).sum(-1) + 1e-9)
+    mel = _slaney_filters(sampling_rate, n_fft, num_mels, fmin, fmax) @ magnitude
+    return torch.log(torch.clamp(mel, min=1e-5)).transpose(1, 2)

@@ -66,3 +66,30 @@ def load_parts(folder: str, parts=("llm", "flow", "hift")) -> dict:
         module.load_state_dict(state, strict=True)
         out[part] = module.eval()
     return out
+
+
+FRONTEND_KEYS = ("sample_rate", "qwen_pretrain_path", "get_tokenizer", "allowed_special",
+                 "feat_extractor")
+
+
+def load_frontend(folder: str):
+    """The reference's ``CosyVoiceFrontEnd`` built as its CosyVoice2/3 classes build it, from the
+    folder's YAML (only the blocks the frontend reads) and ONNX files."""
+    from cosyvoice.cli.frontend import CosyVoiceFrontEnd
+
+    name = yaml_name(folder)
+    with open(os.path.join(folder, name)) as f:
+        text = f.read()
+    blocks, keep = [], False
+    for line in text.splitlines():
+        if line and not line[0].isspace() and not line.startswith("#"):
+            keep = line.split(":", 1)[0] in FRONTEND_KEYS
+        if keep:
+            blocks.append(line)
+    configs = load_hyperpyyaml("\n".join(blocks) + "\n", overrides={
+        "qwen_pretrain_path": os.path.join(folder, "CosyVoice-BlankEN")})
+    version = name[len("cosyvoice"):-len(".yaml")]
+    return CosyVoiceFrontEnd(configs["get_tokenizer"], configs["feat_extractor"],
+                             os.path.join(folder, "campplus.onnx"),
+                             os.path.join(folder, f"speech_tokenizer_v{version}.onnx"),
+                             os.path.join(folder, "spk2info.pt"), configs["allowed_special"])
