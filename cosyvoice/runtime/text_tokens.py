@@ -6,7 +6,7 @@ load, in a fixed order, so they get fixed ids from 151,646 on (``<|endofprompt|>
 the lists below are that order — CosyVoice2's 19, and for CosyVoice3 the same 19, then
 ``<|endofsystem|>`` and 260 phone tokens (ARPAbet with stress, pinyin initials and finals with
 tones) written ``[AA0]``, ``[iàng]``…. The model was trained with these ids, so the order is a
-format fact, checked against the reference in tests/runtime/test_text_tokens.py.
+format fact, checked against the reference in tests/runtime/test_frontend.py.
 """
 
 from __future__ import annotations
