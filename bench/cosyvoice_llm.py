@@ -79,19 +79,25 @@ def main() -> None:
         tokens = decode(lm, args, opts.steps, opts.seed)
         rates.append(len(tokens) / (time.perf_counter() - start))
 
+    # Teacher forcing: both decode loops are fed the same seeded random tokens (no stop id), so
+    # every one of --steps steps is compared even when a sampled decode would stop earlier.
+    forced = torch.randint(0, 6561, (opts.steps,), generator=torch.Generator().manual_seed(
+        opts.seed)).tolist()
     start = time.perf_counter()
-    ref = run_oracle("llm_decode.py", folder=str(opts.folder), timeout=3600, cases=[
-        dict(args, seed=opts.seed, max_steps=opts.steps)])["results"][0]
+    ref, ref_forced = run_oracle("llm_decode.py", folder=str(opts.folder), timeout=3600, cases=[
+        dict(args, seed=opts.seed, max_steps=opts.steps),
+        dict(args, seed=opts.seed, forced=forced)])["results"]
     oracle_s = time.perf_counter() - start
     steps: list[torch.Tensor] = []
-    decode(lm, args, opts.steps, opts.seed, forced=ref["tokens"].tolist(),
+    decode(lm, args, opts.steps, opts.seed, forced=forced,
            on_step=lambda i, logp: steps.append(logp.clone()))
-    diff = (torch.stack(steps[: len(ref["logp"])]) - ref["logp"]).abs().amax(dim=1)
+    diff = (torch.stack(steps[: len(ref_forced["logp"])]) - ref_forced["logp"]).abs().amax(dim=1)
 
     print(f"folder: {opts.folder} (CosyVoice{version}), threads: {torch.get_num_threads()}")
-    print(f"parity over {len(diff)} steps: max |logp diff| {float(diff.max()):.3g} "
-          f"(worst step {int(diff.argmax())}); sampled tokens identical: "
-          f"{tokens == ref['tokens'].tolist()}")
+    print(f"parity, teacher-forced, over {len(diff)} steps: max |logp diff| "
+          f"{float(diff.max()):.3g} (worst step {int(diff.argmax())})")
+    print(f"sampled decode (seed {opts.seed}, up to {opts.steps}): {len(tokens)} tokens, "
+          f"identical to the reference's: {tokens == ref['tokens'].tolist()}")
     print(f"load (YAML + build + llm.pt): median {statistics.median(loads):.2f} s "
           f"of {[round(x, 2) for x in loads]}")
     print(f"RSS after load: {rss:.0f} MiB")

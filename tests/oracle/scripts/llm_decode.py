@@ -2,7 +2,9 @@
 
 ``Qwen2LM.inference`` / ``CosyVoice3LM.inference`` run as the reference runs them (its RAS sampling
 on the default generator, seeded per case), with a hook on ``llm_decoder`` recording each step.
-``cases``: a list of dicts with text, prompt_text, prompt_speech, embedding, seed, max_steps.
+``cases``: a list of dicts with text, prompt_text, prompt_speech, embedding, seed, max_steps and
+optionally ``forced``: a token list that replaces what ``sampling_ids`` picks (teacher forcing
+through the reference's own decode loop; tokens below the stop ids never stop it).
 """
 
 import time
@@ -11,8 +13,12 @@ import torch
 from oracle_model import load_parts
 
 
-def decode(llm, text, prompt_text, prompt_speech, embedding, seed=0, max_steps=None):
+def decode(llm, text, prompt_text, prompt_speech, embedding, seed=0, max_steps=None,
+           forced=None):
     steps = []
+    if forced is not None:
+        llm.sampling_ids = lambda scores, decoded, sampling, ignore_eos=True: forced[len(decoded)]
+        max_steps = len(forced)
     hook = llm.llm_decoder.register_forward_hook(
         lambda module, args, out: steps.append(out.log_softmax(dim=-1).squeeze(0).clone()))
     torch.manual_seed(seed)
@@ -31,6 +37,7 @@ def decode(llm, text, prompt_text, prompt_speech, embedding, seed=0, max_steps=N
             break
     seconds = time.perf_counter() - start
     hook.remove()
+    llm.__dict__.pop("sampling_ids", None)
     return {"tokens": torch.tensor(tokens, dtype=torch.long), "logp": torch.stack(steps),
             "seconds": seconds}
 
