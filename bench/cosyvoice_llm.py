@@ -73,11 +73,12 @@ def main() -> None:
         loads.append(time.perf_counter() - start)
     rss = psutil.Process().memory_info().rss / 2**20
 
-    rates = []
+    rates, cpu_rates = [], []
     for _ in range(opts.runs):
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         tokens = decode(lm, args, opts.steps, opts.seed)
         rates.append(len(tokens) / (time.perf_counter() - start))
+        cpu_rates.append(len(tokens) / (time.process_time() - cpu_start))
 
     # Teacher forcing: both decode loops are fed the same seeded random tokens (no stop id), so
     # every one of --steps steps is compared even when a sampled decode would stop earlier.
@@ -101,12 +102,16 @@ def main() -> None:
     print(f"load (YAML + build + llm.pt): median {statistics.median(loads):.2f} s "
           f"of {[round(x, 2) for x in loads]}")
     print(f"RSS after load: {rss:.0f} MiB")
-    print(f"decode: median {statistics.median(rates):.1f} tokens/s "
-          f"of {[round(x, 1) for x in rates]} ({opts.steps} tokens, prompt "
+    print(f"decode: median {statistics.median(rates):.2f} tokens/s wall "
+          f"of {[round(x, 2) for x in rates]}, {statistics.median(cpu_rates):.2f} tokens per "
+          f"CPU-second ({len(tokens)} tokens, prompt "
           f"{args['prompt_text'].shape[1] + args['text'].shape[1]} text + "
           f"{args['prompt_speech'].shape[1]} speech tokens)")
-    print(f"oracle run (its load + decode, one run): {oracle_s:.1f} s; its decode: "
-          f"{len(ref['tokens']) / ref['seconds']:.1f} tokens/s (one run, same machine)")
+    for name, run in (("sampled", ref), ("teacher-forced", ref_forced)):
+        n = len(run["tokens"])
+        print(f"reference decode, {name}: {n} tokens, {n / run['seconds']:.2f} tokens/s wall, "
+              f"{n / run['cpu_seconds']:.2f} tokens per CPU-second (one run, same machine)")
+    print(f"oracle process (imports + load + both decodes): {oracle_s:.1f} s")
 
 
 if __name__ == "__main__":

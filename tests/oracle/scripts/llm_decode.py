@@ -23,7 +23,7 @@ def decode(llm, text, prompt_text, prompt_speech, embedding, seed=0, max_steps=N
         lambda module, args, out: steps.append(out.log_softmax(dim=-1).squeeze(0).clone()))
     torch.manual_seed(seed)
     tokens = []
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     lengths = {name: torch.tensor([t.shape[1]], dtype=torch.int32)
                for name, t in (("text", text), ("prompt_text", prompt_text),
                                ("prompt_speech", prompt_speech))}
@@ -35,11 +35,11 @@ def decode(llm, text, prompt_text, prompt_speech, embedding, seed=0, max_steps=N
         tokens.append(int(token))
         if max_steps is not None and len(tokens) >= max_steps:
             break
-    seconds = time.perf_counter() - start
+    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
     hook.remove()
     llm.__dict__.pop("sampling_ids", None)
     return {"tokens": torch.tensor(tokens, dtype=torch.long), "logp": torch.stack(steps),
-            "seconds": seconds}
+            "seconds": seconds, "cpu_seconds": cpu_seconds}
 
 
 def main(folder, cases):
