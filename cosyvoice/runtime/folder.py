@@ -19,6 +19,7 @@ The LLM's is here; the flow and HiFT modules register theirs with :func:`registe
 from __future__ import annotations
 
 import logging
+import pickle
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -103,6 +104,12 @@ def load_state(path: Path) -> dict[str, torch.Tensor]:
     """``torch.load(weights_only=True)`` with errors that name the file."""
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as e:
+        logger.warning("%s: %s", path, e)
+        raise _error(f"{path.name} holds objects other than tensors; it is not loaded, "
+                     f"since loading it could run code. Use the released file",
+                     f"{path.name} 含有张量以外的对象，加载可能执行代码，因此不予加载；"
+                     f"请使用官方发布的文件") from e
     except (RuntimeError, EOFError, OSError, zipfile.BadZipFile, ValueError) as e:
         raise _error(f"{path.name} is truncated or not a PyTorch state dict ({e}); "
                      f"download it again",

@@ -42,6 +42,15 @@ def test_truncated_pt_is_named(tiny_v2, tmp_path) -> None:
         load_part(check_folder(folder, 2), "llm")
 
 
+def test_pt_with_code_objects_is_refused(tiny_v2, tmp_path) -> None:
+    from fractions import Fraction
+
+    folder = folder_copy(tiny_v2, tmp_path / "f", replace=("llm.pt",))
+    torch.save({"x": Fraction(1, 2)}, folder / "llm.pt")
+    with pytest.raises(ModelFolderError, match="llm.pt holds objects other than tensors"):
+        load_part(check_folder(folder, 2), "llm")
+
+
 def test_wrong_shape_names_the_tensor(tiny_v2, tmp_path) -> None:
     folder = folder_copy(tiny_v2, tmp_path / "f", replace=("llm.pt",))
     state = torch.load(folder / "llm.pt", weights_only=True)
