@@ -163,7 +163,15 @@ def _build_llm(folder: ModelFolder) -> nn.Module:
     except (OSError, ValueError, TypeError) as e:
         raise _error(f"{TOKENIZER_DIR}/config.json cannot be read: {e}",
                      f"无法读取 {TOKENIZER_DIR}/config.json：{e}") from e
-    return CosyVoiceLM(folder.hparams.llm, qwen)
+    from transformers.initialization import no_init_weights
+
+    # Every parameter is replaced by llm.pt: skip the random initialisation of 0.5 B weights
+    # (≈ 5 CPU-seconds), then re-tie Qwen's LM head to its embedding as the config says.
+    with no_init_weights():
+        model = CosyVoiceLM(folder.hparams.llm, qwen)
+    if qwen.tie_word_embeddings:
+        model.llm.model.tie_weights()
+    return model
 
 
 register_builder("llm", _build_llm)
