@@ -4,6 +4,8 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$HERE"
 bash run.sh --setup-only
+# The reference implementation (test oracle) in its own venv, for the CosyVoice parity tests.
+bash tests/oracle/setup_oracle_env.sh
 # The browser tests drive the system Chromium (Playwright's own downloads need a network);
 # gradio's streaming audio output (UI stream checkbox) needs ffmpeg + ffprobe.
 if ! command -v chromium >/dev/null 2>&1 || ! command -v ffprobe >/dev/null 2>&1; then

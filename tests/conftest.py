@@ -38,6 +38,20 @@ def real_male_prompt() -> Path:
     """A real recording (Heath Ledger, 3.5 s, 32 kHz mp3) shipped inside gradio."""
     return site_packages_file("gradio", "media_assets", "audio", "heath_ledger.mp3")
 
+@pytest.fixture(scope="session")
+def oracle():
+    """``run_oracle`` from tests/oracle/harness.py; skips when .venv-oracle or the reference is
+    missing here, but fails under CI=true, where test.sh has made it."""
+    from tests.oracle.harness import missing_reason, run_oracle
+
+    reason = missing_reason()
+    if reason:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"oracle unavailable in CI: {reason}")
+        pytest.skip(reason)
+    return run_oracle
+
+
 
 def local_services(tmp: Path, **overrides):
     """The app's services (bootstrap: engine, manager, Synthesizer) in-process, with every

@@ -1,0 +1,79 @@
+"""Run the reference implementation (the test oracle) in its own interpreter and get tensors back.
+
+The oracle lives outside the repository (``shared/oracles/cosyvoice`` in a folder above the
+checkout, or ``$COSYVOICE_ORACLE``) and runs only under ``.venv-oracle/bin/python`` (made by
+``tests/oracle/setup_oracle_env.sh``), in a subprocess: its ``cosyvoice`` package has the same
+name as ours, so it is never imported into the pytest process.
+
+    result = run_oracle("llm_decode.py", folder=str(path), steps=50)
+
+runs ``tests/oracle/scripts/llm_decode.py``'s ``main(**kwargs) -> dict``; arguments and results
+travel through temporary ``.pt`` files (``torch.save`` / ``torch.load(weights_only=True)``), so they
+may be tensors, numbers, strings, and lists/dicts of those.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+HERE = Path(__file__).resolve().parent
+SCRIPTS = HERE / "scripts"
+STUBS = HERE / "stubs"
+ORACLE_ENV = ROOT / ".venv-oracle"
+ORACLE_PYTHON = ORACLE_ENV / "bin" / "python"
+
+
+class OracleError(RuntimeError):
+    """The oracle's script failed; the message carries its stderr."""
+
+
+def oracle_dir() -> Path | None:
+    """The reference's root (holding ``cosyvoice/`` and ``configs/``), or None if not found."""
+    env = os.environ.get("COSYVOICE_ORACLE")
+    if env:
+        return Path(env) if (Path(env) / "cosyvoice").is_dir() else None
+    for parent in [ROOT, *ROOT.parents]:
+        candidate = parent / "shared" / "oracles" / "cosyvoice"
+        if (candidate / "cosyvoice").is_dir():
+            return candidate
+    return None
+
+
+def missing_reason() -> str | None:
+    """Why the oracle cannot run here, or None when it can."""
+    if oracle_dir() is None:
+        return "the reference implementation (shared/oracles/cosyvoice) is not found above the repo"
+    stamp = ORACLE_ENV / ".oracle-stamp"
+    if not ORACLE_PYTHON.exists() or not stamp.exists():
+        return ".venv-oracle is missing: run `bash tests/oracle/setup_oracle_env.sh` (test.sh does)"
+    return None
+
+
+def run_oracle(script: str, timeout: float = 600, **kwargs) -> dict:
+    """Run ``scripts/<script>``'s ``main(**kwargs)`` in the oracle env; return its dict."""
+    reason = missing_reason()
+    if reason:
+        raise OracleError(reason)
+    path = SCRIPTS / script
+    if not path.is_file():
+        raise FileNotFoundError(path)
+    with tempfile.TemporaryDirectory(prefix="oracle-") as tmp:
+        args, out = Path(tmp) / "args.pt", Path(tmp) / "out.pt"
+        torch.save(kwargs, args)
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([str(oracle_dir()), str(STUBS)])
+        env.setdefault("OMP_NUM_THREADS", str(torch.get_num_threads()))
+        proc = subprocess.run(
+            [str(ORACLE_PYTHON), "-W", "ignore", str(SCRIPTS / "_entry.py"), str(path), str(args),
+             str(out)],
+            cwd=tmp, env=env, capture_output=True, text=True, timeout=timeout)
+        if proc.returncode != 0:
+            raise OracleError(f"oracle script {script} failed ({proc.returncode}):\n"
+                              f"{proc.stderr[-4000:]}")
+        return torch.load(out, weights_only=True)

@@ -1,0 +1,1 @@
+"""Stand-in: matcha imports it for checkpoint downloads the oracle never makes."""

@@ -1,0 +1,2 @@
+class Logger:
+    """Placeholder base class; matcha's instantiators only name it."""
