@@ -85,9 +85,12 @@ def kokoro_contour(session, model, voice: str, target: str, final: bool = True):
     mid-sentence carrier 请读X这个字。 (the break after X is the word space)."""
     from misaki.zh import ZHG2P
 
-    lead = ZHG2P.py2ipa("qing3") + ZHG2P.py2ipa("du2") + " "
-    x = ZHG2P.py2ipa(target)
-    tail = "." if final else " " + "".join(ZHG2P.py2ipa(p) for p in ("zhe4", "ge4", "zi4")) + "."
+    def ipa(*syllables: str) -> str:  # as misaki's legacy G2P: without U+032F (non-syllabic)
+        return "".join(ZHG2P.py2ipa(p) for p in syllables).replace(chr(815), "")
+
+    lead = ipa("qing3", "du2") + " "
+    x = ipa(target)
+    tail = "." if final else " " + ipa("zhe4", "ge4", "zi4") + "."
     phonemes = f"{lead}{x}{tail}"
     ids = model.ids(phonemes)
     if len(ids) != len(phonemes):
