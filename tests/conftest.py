@@ -40,13 +40,14 @@ def real_male_prompt() -> Path:
 
 @pytest.fixture(scope="session")
 def oracle():
-    """``run_oracle`` from tests/oracle/harness.py; skips when .venv-oracle or the reference is
-    missing here, but fails under CI=true, where test.sh has made it."""
-    from tests.oracle.harness import missing_reason, run_oracle
+    """``run_oracle`` from tests/oracle/harness.py; skips when the reference is not beside the
+    repo (or .venv-oracle is missing locally), but fails under CI=true when the reference is
+    there and test.sh should have made its venv."""
+    from tests.oracle.harness import missing_reason, oracle_dir, run_oracle
 
     reason = missing_reason()
     if reason:
-        if os.environ.get("CI") == "true":
+        if os.environ.get("CI") == "true" and oracle_dir() is not None:
             pytest.fail(f"oracle unavailable in CI: {reason}")
         pytest.skip(reason)
     return run_oracle
