@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -44,6 +45,8 @@ from bench.heldout import Case, build_cases
 VARIANTS = ["joe+adapter", "nearest", "nearest+adapter", "blend", "blend+adapter",
             "blend+adapt(m)"]
 MAP_VARIANTS = ["map", "map+adapter"]
+# the raw blend with other k (same tau), to choose k; the adapter at half strength
+EXTRA_K = ["blend k=2", "blend k=5", "blend+adapter@0.5"]
 SWEEP_K = (1, 2, 3, 4, 5)
 SWEEP_TAU = (0.01, 0.03, 0.1, 1.0)
 
@@ -84,11 +87,11 @@ def load_tools(quality: bool) -> Tools:
     from cosyvoice.audio.mel import MelAnalyzer
     from cosyvoice.engine.offline.engine import CALIBRATION_PARTS
     from cosyvoice.speaker.encoder import SpeakerEncoder
-    from cosyvoice.tools.embed_kokoro_voices import current_key, ensure
+    from cosyvoice.tools.embed_kokoro_voices import ensure
     from cosyvoice.vocoder.loader import HifiGanVocoder
     from cosyvoice.voice.adapter import VoiceAdapter
     from cosyvoice.voice.profile import VoiceProfile
-    from cosyvoice.voice.space import FILE_NAME, VoiceSpace
+    from cosyvoice.voice.space import FILE_NAME, VoiceSpace, current_key
 
     vocoder = HifiGanVocoder.load(device="cpu")
     adapter = VoiceAdapter(vocoder.vocode, MelAnalyzer(vocoder.mel_config))
@@ -157,8 +160,11 @@ def profile_gap(a, b) -> str:
     return f"F0 {f0:.2f} st, formants {fr:.1f} %, envelope rms {env:.2f} (log-mel)"
 
 
-def run_case(case: Case, tools: Tools, k: int, tau: float, quality: bool):
-    """Score every variant on one case → ``({variant: Scores}, report lines)``."""
+def run_case(case: Case, tools: Tools, k: int, tau: float, quality: bool,
+             variants: list[str], n_sentences: int = 2):
+    """Score ``variants`` on one case → ``({variant: Scores}, report lines)``."""
+    from functools import cache
+
     from cosyvoice.voice.profile import VoiceProfile
 
     target = VoiceProfile.from_audio(*case.prompt, tools.adapter.mel)
@@ -168,35 +174,44 @@ def run_case(case: Case, tools: Tools, k: int, tau: float, quality: bool):
     nearest = ranked[0][0]
     blend = tools.space.blend_for(emb, "en", k, tau)
     derived = tools.space.profile_of(blend)
-    measured = measured_profile(tools, blend.spec)
     mapped = tools.clone_map.blend_for(emb) if tools.clone_map is not None else None
     lines = [f"nearest {', '.join(f'{n} {s:.3f}' for n, s in ranked[:5])}",
-             f"blend {blend.spec}" + (f"; learned map {mapped.spec}" if mapped else ""),
-             f"blend profile derived vs measured: {profile_gap(derived, measured)}"]
-    res = {v: Scores() for v in ("prompt", *VARIANTS)}
+             f"blend {blend.spec}" + (f"; learned map {mapped.spec}" if mapped else "")]
+    measured = None
+    if "blend+adapt(m)" in variants:
+        measured = measured_profile(tools, blend.spec)
+        lines.append(f"blend profile derived vs measured: {profile_gap(derived, measured)}")
+    res = {v: Scores() for v in ("prompt", *variants)}
     score(res["prompt"], *case.prompt, refs, tools, None)
     near_profile = tools.space.points[nearest].profile
-    for sentence in SENTENCES:
-        said = sentence if quality else None
-        x = tools.piper.synthesize(sentence, seed=0)
-        joe = tools.adapter.adapt(x.wav, x.sample_rate, tools.joe_profile, target)
-        near = kokoro_say(tools, nearest, sentence)
-        mixed = kokoro_say(tools, blend.spec, sentence)
-        outs = {
+    adapt = tools.adapter.adapt
+
+    def one(sentence: str) -> None:
+        say = cache(lambda voice: kokoro_say(tools, voice, sentence))
+
+        def joe():
+            x = tools.piper.synthesize(sentence, seed=0)
+            return adapt(x.wav, x.sample_rate, tools.joe_profile, target)
+
+        make = {
             "joe+adapter": joe,
-            "nearest": near,
-            "nearest+adapter": tools.adapter.adapt(*near, near_profile, target),
-            "blend": mixed,
-            "blend+adapter": tools.adapter.adapt(*mixed, derived, target),
-            "blend+adapt(m)": tools.adapter.adapt(*mixed, measured, target),
+            "nearest": lambda: say(nearest),
+            "nearest+adapter": lambda: adapt(*say(nearest), near_profile, target),
+            "blend": lambda: say(blend.spec),
+            "blend+adapter": lambda: adapt(*say(blend.spec), derived, target),
+            "blend+adapt(m)": lambda: adapt(*say(blend.spec), measured, target),
+            "blend+adapter@0.5": lambda: adapt(*say(blend.spec), derived, target, 0.5),
+            "blend k=2": lambda: say(tools.space.blend_for(emb, "en", 2, tau).spec),
+            "blend k=5": lambda: say(tools.space.blend_for(emb, "en", 5, tau).spec),
+            "map": lambda: say(mapped.spec),
+            "map+adapter": lambda: adapt(*say(mapped.spec), tools.space.profile_of(mapped),
+                                         target),
         }
-        if mapped is not None:
-            m = kokoro_say(tools, mapped.spec, sentence)
-            outs["map"] = m
-            outs["map+adapter"] = tools.adapter.adapt(*m, tools.space.profile_of(mapped),
-                                                      target)
-        for name, (wav, sr) in outs.items():
-            score(res[name], wav, sr, refs, tools, said)
+        for name in variants:
+            score(res[name], *make[name](), refs, tools, sentence if quality else None)
+
+    for sentence in SENTENCES[:n_sentences]:
+        one(sentence)
     return res, lines
 
 
@@ -247,6 +262,8 @@ def main() -> None:
     ap.add_argument("--sweep", action="store_true", help="also score k x tau")
     ap.add_argument("--sweep-only", action="store_true", help="only score k x tau")
     ap.add_argument("--no-quality", action="store_true", help="skip DNSMOS and WER")
+    ap.add_argument("--variants", default="", help="comma-separated subset of the variants")
+    ap.add_argument("--sentences", type=int, default=2, help="how many sentences (1-2)")
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
     from cosyvoice.voice.space import TAU, TOP_K
@@ -257,6 +274,10 @@ def main() -> None:
         cases = [c for c in cases if c.name in args.cases.split(",")]
     REAL.update(c.name for c in cases if c.kind == "real")
     tools = load_tools(not (args.no_quality or args.sweep_only))
+    variants = args.variants.split(",") if args.variants else VARIANTS
+    unknown = set(variants) - set(VARIANTS) - set(EXTRA_K)
+    if unknown:
+        raise SystemExit(f"unknown or unavailable variants {sorted(unknown)}; have {VARIANTS}")
     print(f"{len(cases)} cases ({len(REAL)} real); blend k={k} tau={tau}; "
           f"{len(tools.space.points)} voices in the space")
     all_res, sweeps = {}, {}
@@ -265,13 +286,15 @@ def main() -> None:
             sweeps[case.name] = sweep_case(case, tools)
             print(f"swept {case.name}", flush=True)
             continue
-        res, lines = run_case(case, tools, k, tau, not args.no_quality)
+        res, lines = run_case(case, tools, k, tau, not args.no_quality, variants,
+                              args.sentences)
         all_res[case.name] = res
         print(f"\n== {case.name} ({case.sex}, {case.kind}; prompt {case.prompt_s:.1f} s, "
               f"held out {case.heldout_s:.1f} s in {len(case.heldout)} clip(s))")
         for line in lines:
             print(f"   {line}")
         print_table("variant", res)
+        sys.stdout.flush()
         if args.sweep:
             sweeps[case.name] = sweep_case(case, tools)
     if all_res:

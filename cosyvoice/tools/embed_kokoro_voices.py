@@ -26,21 +26,12 @@ from cosyvoice.voice.space import (
     SENTENCES,
     VoicePoint,
     VoiceSpace,
-    space_key,
+    current_key,
     voice_lang,
 )
 
 logger = logging.getLogger(__name__)
 GAP_S = 0.3  # silence between sentences in the audio a profile is measured on
-
-
-def current_key(folder: Path | None = None) -> str:
-    """The key a voice space measured now with the installed weights would carry."""
-    from cosyvoice.speaker.encoder import default_encoder_path
-    from cosyvoice.tools.setup_kokoro import load_manifest
-
-    del folder  # the manifest is what setup verified the files against
-    return space_key(load_manifest(), default_encoder_path())
 
 
 def measure_voice(kokoro, encoder, mel, name: str) -> VoicePoint:
@@ -80,7 +71,7 @@ def ensure(folder: Path, force: bool = False, voices: list[str] | None = None) -
     if not installed_voices(folder):
         return "Kokoro is not installed; no voice space measured (clone mode uses joe/baker)"
     path = folder / FILE_NAME
-    key = current_key(folder)
+    key = current_key()
     if not force and VoiceSpace.read(path, key) is not None:
         return f"voice space present ({path.name}, key {key})"
     kokoro = KokoroModel.load(folder, threads=1)
