@@ -2,7 +2,7 @@
 **held-out** clips of each prompt's speaker with two independent speaker encoders.
 
     nice -n 5 .venv/bin/python -m bench.cloning_v2 [--cases a,b] [--k 3] [--tau 0.03]
-        [--sweep] [--no-quality]
+        [--sentences 2] [--variants a,b] [--sweep | --sweep-only] [--no-quality]
 
 For each case of :mod:`bench.heldout` (a prompt plus clips of the same speaker that the
 cloner never hears) the same two English sentences are spoken by each variant:
@@ -16,7 +16,9 @@ cloner never hears) the same two English sentences are spoken by each variant:
 - ``blend+adapt(m)``  the same from the blend's profile measured on its own audio,
 - ``map``, ``map+adapter``  the learned map's blend (``cosyvoice/tools/train_clone_map.py``;
                       only when its artefact ``cosyvoice/voice/clone_map_en.npz`` exists),
-                      raw and moved by the adapter from its derived profile.
+                      raw and moved by the adapter from its derived profile;
+- on request (``--variants``): ``blend+adapter@0.5`` (the adapter at half strength) and
+  ``blend k=2`` / ``blend k=5`` (the raw blend with another k, to choose k).
 
 Scores per variant: cosine similarity of the output to each held-out clip (mean over clips
 and sentences) with GE2E (the app's encoder, which also picks the voices: biased toward
