@@ -10,9 +10,10 @@ hashes, the encoder weights, the sentences and :data:`VERSION`); a file whose ke
 match is ignored, so changed weights are measured again, never mixed with stale ones.
 
 A prompt maps to the top-``k`` voices of the text's language by cosine similarity, weighted
-``exp((s_i - s_1) / tau)``; ``k`` and ``tau`` were chosen with ``bench/cloning_v2.py`` (see
-docs/kokoro.md, "Cloning"). A blend's profile is derived from its parents' (:func:`mix`):
-the bench measured it close to the profile of the blend's own audio.
+``exp((s_i - s_1) / tau)``; ``k`` was chosen with ``bench/cloning_v2.py`` (k = 3 beat 2 and
+5 on held-out clips with both encoders; ``tau`` was not tuned; docs/kokoro.md, "Cloning").
+A blend's profile is derived from its parents' (:func:`mix`): on the one case measured it
+was within 0.11 semitone, 0.3 % formants and 0.08 log-mel of the blend's own audio.
 """
 
 from __future__ import annotations

@@ -188,7 +188,8 @@ class OfflineEngine:
 
     def _plan_clone(self, req: EngineRequest, plan: _Plan, voice: PromptVoice) -> None:
         """Cloning v2: each run spoken by the blend of the prompt's nearest Kokoro voices of
-        its language, then moved by the adapter from the blend's profile. Otherwise (no
+        its language, then moved by the adapter from the blend's profile at strength ×
+        ``clone_adapter_scale`` (default 0: measured to lose on held-out clips). Otherwise (no
         Kokoro, cloning v2 off, a dialect asked for, no space or an old saved voice, with a
         note for the last two) the runs stay with joe/baker and the adapter."""
         if not (self._settings.clone_space and _kokoro_installed()):
@@ -207,9 +208,8 @@ class OfflineEngine:
             return
         plan.clone_blends = {lang: (b.spec, space.profile_of(b)) for lang, b in blends.items()}
         spoken = ", ".join(b.spec for b in blends.values())
-        req.notes.append(f"cloned from Kokoro's nearest voices ({spoken}), moved toward the "
-                         f"prompt by the adapter / 克隆：由最接近的 Kokoro 音色混合（{spoken}）"
-                         "再经音色适配")
+        req.notes.append(f"cloned from Kokoro's nearest voices ({spoken}) / 克隆：由最接近的 "
+                         f"Kokoro 音色混合（{spoken}）")
 
     def _plan_style(self, req: EngineRequest, plan: _Plan) -> None:
         """Parse the instruction into ``plan.style`` (its messages into the notes); check a
@@ -279,7 +279,7 @@ class OfflineEngine:
                     plan.style, (spoken, run.lang) if kokoro else None)
                 if plan.target_profile is not None:
                     target, strength = plan.target_profile, req.strength
-                    if clone is not None:  # measured: the full move loses similarity
+                    if clone is not None:  # held-out clips: the adapter loses (default 0)
                         strength *= self._settings.clone_adapter_scale
                         target = target if strength > 0.0 else None
                 elif voice is not None and (name != voice or len(set(names)) > 1):
