@@ -186,3 +186,25 @@ def test_blend_weights_of_a_saved_target_survive_json():
     back = CloneTarget.from_dict(target.to_dict())
     assert back.blends["en"].weights() == pytest.approx({"af_heart": 0.75, "bf_emma": 0.25})
     assert np.allclose(back.embedding, 0.5)
+
+
+def test_the_learned_maps_ridge_fit_recovers_a_linear_map(tmp_path):
+    """The trainer's fit and the map's use, on numbers (the map itself is not trained yet:
+    docs/kokoro.md, "Cloning")."""
+    from cosyvoice.tools.train_clone_map import cv_error, fit
+    from cosyvoice.voice.space import CloneMap
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(1000, 256))
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    truth = rng.normal(size=(4, 256))
+    y = x @ truth.T + 5.0  # weights are never negative (the error clips at 0)
+    w = fit(x, y, 1e-6)
+    assert np.allclose(w[:, :256], truth, atol=1e-3) and np.allclose(w[:, 256], 5.0, atol=1e-3)
+    assert cv_error(x, y, 1e-6) < 1e-3 < cv_error(x, y, 10.0)
+    path = tmp_path / "map.npz"
+    np.savez_compressed(path, weights=w.astype(np.float32), voices=np.array(list("abcd")))
+    m = CloneMap.load(path)
+    pred = w @ np.append(x[0], 1.0)
+    top = [m.voices[i] for i in np.argsort(-pred)[:2] if pred[i] > 0]
+    assert list(m.blend_for(x[0], k=2).weights()) == top
