@@ -70,6 +70,14 @@ setup_kokoro() {
     log "warning: $msg"
     log "the Kokoro voices are unavailable; the offline engine keeps Piper and Baker"
   fi
+  # Cloning v2: where each Kokoro voice sits for the speaker encoder, measured once and
+  # kept in models/kokoro/voice_space.json keyed by the weights (~1 s when present; a few
+  # minutes the first time on 2 cores). Without it clone mode uses joe/baker + adapter.
+  if msg="$("$PY" -m cosyvoice.tools.embed_kokoro_voices --dir "$HERE/models/kokoro" 2>&1)"; then
+    case "$msg" in *measured*) log "$msg" ;; esac
+  else
+    log "warning: $msg"
+  fi
 }
 
 # The pid in the pidfile, if that process is this install's app.py.

@@ -62,6 +62,13 @@ class Settings:
     kokoro_threads: int = field(default=1, metadata=_help(
         "Kokoro onnxruntime intra-op threads per synthesis (1: measured fastest on 2 cores, "
         "where two concurrent syntheses each take a core; see docs/kokoro.md)"))
+    clone_space: bool = field(default=True, metadata=_help(
+        "clone from Kokoro's voice space (a blend of the prompt's nearest Kokoro voices, "
+        "then the adapter) when setup measured it; false: joe/baker + adapter only"))
+    clone_adapter_scale: float = field(default=0.0, metadata=_help(
+        "cloning v2: the adapter moves the Kokoro blend by strength × this (0: the blend "
+        "as Kokoro speaks it, no adapter; on held-out clips of real speakers the adapter "
+        "lowered similarity, bench/cloning_v2.py, docs/kokoro.md)"))
     malloc_arenas: int = field(default=2, metadata=_help(
         "glibc malloc arenas (0 = glibc default); few arenas keep RSS flat across threads"))
 

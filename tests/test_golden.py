@@ -14,11 +14,13 @@ from tests.golden import CASES, GOLDEN_FILE, cpu_key, render_all
 
 
 def build_synthesize(tmp: Path):
-    """``fields -> float32 samples`` through the app's synthesizer, fp32 vocoder."""
+    """``fields -> float32 samples`` through the app's synthesizer, fp32 vocoder; clone
+    mode pinned to joe + adapter (``clone_space=False``), the path the record was made on
+    (cloning v2 speaks through Kokoro when its voice space is measured)."""
     from cosyvoice.pipeline import SynthesisRequest
     from tests.conftest import local_services
 
-    synth = local_services(tmp, vocoder_precision="fp32").synth
+    synth = local_services(tmp, vocoder_precision="fp32", clone_space=False).synth
     return lambda fields: synth.synthesize(SynthesisRequest(**fields)).wav
 
 

@@ -15,7 +15,9 @@ TEXT = "The cat sat on the warm mat. It was happy."
 
 @pytest.fixture(scope="module")
 def synth(tmp_path_factory) -> Synthesizer:
-    return local_services(tmp_path_factory.mktemp("pipeline")).synth
+    """Clone mode on joe + adapter (the path without Kokoro's voice space, and what these
+    tests measure); cloning v2 is tested in tests/voice/test_space.py."""
+    return local_services(tmp_path_factory.mktemp("pipeline"), clone_space=False).synth
 
 
 def test_clone_measures_the_source_voice_once_and_is_reproducible(synth, real_female_prompt):

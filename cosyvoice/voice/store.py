@@ -6,7 +6,8 @@ Layout, one folder per voice under ``settings.voices_dir`` (``models/voices/``):
       .lock                    flock(2) held by every change (the app and the CLI share it)
       my-voice-3f2a1c0d/
         profile.json           {"name", "created", "transcript", "prompt": {...},
-                                "profile": VoiceProfile.to_dict()}
+                                "profile": VoiceProfile.to_dict(),
+                                "space": CloneTarget.to_dict()}  (cloning v2 only)
         prompt.wav             the validated prompt: trimmed, peak-normalized, 16-bit mono
       my-blend-0b1c2d3e/
         profile.json           {"name", "created", "blend": {"spec", "weights"}} (no prompt)
@@ -41,6 +42,7 @@ from cosyvoice.audio.io import write_wav_atomic
 from cosyvoice.errors import ConflictError, NotFoundError, TextError
 from cosyvoice.voice.blend import Blend, parse_blend
 from cosyvoice.voice.profile import VoiceProfile
+from cosyvoice.voice.space import CloneTarget, PromptVoice
 
 logger = logging.getLogger(__name__)
 
@@ -68,6 +70,7 @@ class SavedVoice:
     prompt: dict[str, Any]
     profile: VoiceProfile | None
     blend: Blend | None = None  # a saved blend (then no prompt and no profile)
+    clone: CloneTarget | None = None  # its place in Kokoro's voice space (cloning v2)
 
     @property
     def prompt_path(self) -> Path:
@@ -83,7 +86,9 @@ class SavedVoice:
                 "transcript": self.transcript, "prompt_seconds": self.prompt.get("seconds"),
                 "f0_median_hz": _finite(p.f0_median_hz, 1),
                 "f0_range_st": _finite(p.f0_range_st, 2),
-                "formants_hz": [_finite(f, 1) for f in p.formants_hz]}
+                "formants_hz": [_finite(f, 1) for f in p.formants_hz],
+                "kokoro_blends": ({lang: b.spec for lang, b in self.clone.blends.items()}
+                                  if self.clone else None)}
 
 
 def check_name(name: object, reserved: tuple[str, ...] = ()) -> str:
@@ -163,15 +168,20 @@ class VoiceStore:
         return voice
 
     # ---- changing ---------------------------------------------------------------------
-    def save(self, name: str, wav: np.ndarray, sr: int, profile: VoiceProfile,
+    def save(self, name: str, wav: np.ndarray, sr: int, voice: VoiceProfile | PromptVoice,
              transcript: str = "", notes: list[str] | None = None) -> SavedVoice:
-        """Store a validated prompt ``(T,)`` at ``sr`` and its profile under ``name``."""
+        """Store a validated prompt ``(T,)`` at ``sr`` and what the engine measured of it
+        (its profile, and with cloning v2 its place in Kokoro's voice space) under ``name``."""
+        profile = voice.profile if isinstance(voice, PromptVoice) else voice
+        target = voice.target if isinstance(voice, PromptVoice) else None
         name = check_name(name, self.reserved)
         transcript = _check_transcript(transcript)
         meta = {"name": name, "created": time.time(), "transcript": transcript,
                 "prompt": {"file": PROMPT_FILE, "sample_rate": int(sr),
                            "seconds": round(len(wav) / sr, 3), "notes": list(notes or [])},
                 "profile": profile.to_dict()}
+        if target is not None:
+            meta["space"] = target.to_dict()
         with self._locked():
             target = self._new_folder(name)
             tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=self.root))
@@ -267,7 +277,8 @@ def _read(folder: Path) -> SavedVoice:
         raise ValueError("prompt.wav is missing")
     return SavedVoice(name=str(meta["name"]), path=folder, created=float(meta["created"]),
                       transcript=str(meta.get("transcript", "")), prompt=dict(meta["prompt"]),
-                      profile=VoiceProfile.from_dict(meta["profile"]))
+                      profile=VoiceProfile.from_dict(meta["profile"]),
+                      clone=CloneTarget.from_dict(meta["space"]) if "space" in meta else None)
 
 
 def _finite(x: float, digits: int) -> float | None:
@@ -289,8 +300,8 @@ def save_from_prompt(store: VoiceStore, synth: Any, name: str, prompt_path: str 
     if len(store.list()) >= store.max_voices:
         raise ConflictError(f"the most saved voices ({store.max_voices}) are stored; delete "
                             "one first")
-    prompt, profile = synth.prompt_profile(Path(prompt_path))
-    return store.save(name, prompt.wav, prompt.sr, profile, transcript, prompt.notes)
+    prompt, voice = synth.prompt_profile(Path(prompt_path))
+    return store.save(name, prompt.wav, prompt.sr, voice, transcript, prompt.notes)
 
 
 def save_from_blend(store: VoiceStore, synth: Any, name: str, spec: str) -> SavedVoice:

@@ -32,6 +32,7 @@ from cosyvoice.settings import Settings
 from cosyvoice.speaker.cache import LruCache, audio_key
 from cosyvoice.speaker.validation import PromptAudio
 from cosyvoice.voice.blend import is_blend_spec
+from cosyvoice.voice.space import PromptVoice
 
 logger = logging.getLogger(__name__)
 
@@ -53,12 +54,21 @@ CALIBRATION_PARTS = {
     "acoustic_zh": ("今天早上天气很好，我们一起去公园散步。", "他每天都坐公共汽车去上班。",
                     "这本书讲的是一个关于友谊的故事。", "请把桌子上的杯子递给我。"),
 }
+NO_SPACE_NOTE = ("Kokoro's voice space has not been measured, so this clone uses the joe/"
+                 "baker voice moved by the adapter; run `bash run.sh --setup-only` to measure "
+                 "it / 尚未测量 Kokoro 音色空间，本次克隆使用 joe/baker 加音色适配；请运行 "
+                 "`bash run.sh --setup-only`")
+OLD_SAVED_NOTE = ("this voice was saved before cloning from Kokoro's voices; it is spoken by "
+                  "joe/baker moved by the adapter (save it again from its prompt to use "
+                  "Kokoro) / 该音色保存于旧版本，使用 joe/baker 加音色适配")
 
 
 @dataclass
 class _Plan:
     target_profile: object | None
     kokoro_voice: str | None = None  # a Kokoro voice or blend speaks every run
+    # cloning v2: run language → (Kokoro blend spec, its profile: the adapter's source)
+    clone_blends: dict[str, tuple[str, object]] | None = None
     style: Style | None = None  # what the instruction asks (None: no instruction)
     speed: float = 1.0  # the request's speed × the style's rate, clamped
 
@@ -74,18 +84,45 @@ class OfflineEngine:
         self._source_profiles: dict[str, object] = {}  # acoustic model name → profile
         self.emotion_rules = load_emotion_rules(settings.emotion_rules)
         self._settings = settings
+        self._space = None  # Kokoro's voice space (read once; None: not measured)
+        self._space_read = False
 
     # ---- voices -----------------------------------------------------------------------
-    def voice_from_prompt(self, prompt: PromptAudio):
-        """The prompt's :class:`~cosyvoice.voice.profile.VoiceProfile` (cached by audio)."""
+    def voice_from_prompt(self, prompt: PromptAudio) -> PromptVoice:
+        """The prompt's :class:`~cosyvoice.voice.space.PromptVoice` (cached by audio): its
+        profile and, when Kokoro's voice space is measured, the blends of its nearest
+        voices per language — what a saved voice stores."""
         from cosyvoice.voice.profile import VoiceProfile
 
         key = audio_key(prompt.wav, prompt.sr)
-        profile = self._profiles.get(key)
-        if profile is None:
-            profile = VoiceProfile.from_audio(prompt.wav, prompt.sr)
-            self._profiles.put(key, profile)
-        return profile
+        voice = self._profiles.get(key)
+        if voice is None:
+            voice = PromptVoice(VoiceProfile.from_audio(prompt.wav, prompt.sr),
+                                self._locate(prompt))
+            self._profiles.put(key, voice)
+        return voice
+
+    def _locate(self, prompt: PromptAudio):
+        """The prompt's place in Kokoro's voice space (None without the space)."""
+        from cosyvoice.voice.space import CloneTarget
+
+        space = self.voice_space()
+        if space is None:
+            return None
+        encoder = self.manager.get("speaker_encoder")
+        return CloneTarget.locate(space, encoder.embed(prompt.wav, prompt.sr))
+
+    def voice_space(self):
+        """Kokoro's voice space as setup measured it for the installed weights (read once;
+        None when Kokoro is absent, cloning v2 is off, or setup has not measured it)."""
+        if not self._space_read:
+            self._space_read = True
+            if self._settings.clone_space and _kokoro_installed():
+                from cosyvoice.voice.space import FILE_NAME, VoiceSpace, current_key
+
+                path = Path(self._settings.models_dir) / "kokoro" / FILE_NAME
+                self._space = VoiceSpace.read(path, current_key())
+        return self._space
 
     def warm(self) -> None:
         """Have each backend's source profile ready now (from ``models/optimized`` when an
@@ -125,16 +162,17 @@ class OfflineEngine:
         return self._render(request, self._plan(request))
 
     def _plan(self, req: EngineRequest) -> _Plan:
-        profile = None
+        voice = None
         if req.prompt is not None:
-            profile = self.voice_from_prompt(req.prompt)
+            voice = self.voice_from_prompt(req.prompt)
             if (req.mode == "cross_lingual" and req.prompt_text.strip()
                     and main_language(req.prompt_text) == _text_language(req)):
                 req.notes.append("the prompt's transcript and the text are in the same "
                                  "language: cross-lingual cloning works like 3-second "
                                  "cloning here")
-        elif req.saved_voice is not None:  # a saved voice: clone from its stored profile
-            profile = req.saved_voice.profile
+        elif getattr(req.saved_voice, "profile", None) is not None:  # clone a saved voice
+            voice = PromptVoice(req.saved_voice.profile, req.saved_voice.clone)
+        profile = voice.profile if voice is not None else None
         plan = _Plan(profile, speed=float(req.speed))
         if profile is None:
             saved_blend = getattr(req.saved_voice, "blend", None)
@@ -144,7 +182,34 @@ class OfflineEngine:
                 plan.kokoro_voice = req.voice
         if req.instruction.strip():
             self._plan_style(req, plan)
+        if voice is not None:
+            self._plan_clone(req, plan, voice)
         return plan
+
+    def _plan_clone(self, req: EngineRequest, plan: _Plan, voice: PromptVoice) -> None:
+        """Cloning v2: each run spoken by the blend of the prompt's nearest Kokoro voices of
+        its language, then moved by the adapter from the blend's profile at strength ×
+        ``clone_adapter_scale`` (default 0: measured to lose on held-out clips). Otherwise (no
+        Kokoro, cloning v2 off, a dialect asked for, no space or an old saved voice, with a
+        note for the last two) the runs stay with joe/baker and the adapter."""
+        if not (self._settings.clone_space and _kokoro_installed()):
+            return
+        if plan.style is not None and plan.style.dialect is not None:
+            return  # dialects are Baker's
+        space = self.voice_space()
+        if space is None or voice.target is None:
+            req.notes.append(NO_SPACE_NOTE if space is None else OLD_SAVED_NOTE)
+            return
+        langs = {run.lang for s in req.sentences for run in s.runs}
+        blends = {lang: b for lang, b in voice.target.blends.items()
+                  if lang in langs and all(n in space.points for n, _ in b.parts)}
+        if set(blends) != langs:
+            req.notes.append(NO_SPACE_NOTE)
+            return
+        plan.clone_blends = {lang: (b.spec, space.profile_of(b)) for lang, b in blends.items()}
+        spoken = ", ".join(b.spec for b in blends.values())
+        req.notes.append(f"cloned from Kokoro's nearest voices ({spoken}) / 克隆：由最接近的 "
+                         f"Kokoro 音色混合（{spoken}）")
 
     def _plan_style(self, req: EngineRequest, plan: _Plan) -> None:
         """Parse the instruction into ``plan.style`` (its messages into the notes); check a
@@ -181,10 +246,12 @@ class OfflineEngine:
     def _render(self, req: EngineRequest, plan: _Plan) -> Iterator[EngineChunk]:
         """One chunk per sentence; each language run spoken by its backend.
 
-        Cloning: every run is moved by the adapter from its backend's profile toward the
-        target's. A preset voice: runs in the voice's own language come straight from its
-        backend; a run in another language (Piper inside a Baker sentence, Baker inside a
-        Joe sentence) is moved toward the preset voice's profile, and so is every run of a
+        Cloning: every run is moved by the adapter toward the target's profile from its
+        speaker's — the blend of the prompt's nearest Kokoro voices of the run's language
+        (cloning v2, the blend's profile derived from its voices'), else joe/Baker's.
+        A preset voice: runs in the voice's own language come straight from its backend; a
+        run in another language (Piper inside a Baker sentence, Baker inside a Joe
+        sentence) is moved toward the preset voice's profile, and so is every run of a
         sentence that mixes backends, so that the sentence sounds like one speaker. A
         Kokoro voice: every run is spoken by Kokoro, phonemized in its own language —
         English runs by the voice itself (as Kokoro's own pipeline reads English words in
@@ -193,10 +260,11 @@ class OfflineEngine:
         only resampled.
         """
         sr_out = self.capabilities.sample_rate
-        kokoro = plan.kokoro_voice is not None
+        clone = plan.clone_blends
+        kokoro = plan.kokoro_voice is not None or clone is not None
         voice = (PRESET_VOICES[req.voice][0] if plan.target_profile is None
                  and req.voice in PRESET_VOICES and not kokoro else None)
-        adapter = None if kokoro else self._adapter()
+        adapter = self._adapter() if clone is not None or not kokoro else None
         for i, sentence in enumerate(req.sentences):
             names = [KOKORO if kokoro else BACKENDS[r.lang] for r in sentence.runs]
             pieces = []
@@ -205,18 +273,22 @@ class OfflineEngine:
                 if emphasis:
                     speed = min(max(speed * EMPHASIS_RATE, SPEED_RANGE[0]), SPEED_RANGE[1])
                 seed = None if req.seed is None else int(req.seed) + i
+                spoken = clone[run.lang][0] if clone is not None else plan.kokoro_voice
                 wav, sr, pitch_done = self._speak(
                     name, run_parts(run, self.capabilities.part_chars), speed, seed,
-                    plan.style, (plan.kokoro_voice, run.lang) if kokoro else None)
+                    plan.style, (spoken, run.lang) if kokoro else None)
                 if plan.target_profile is not None:
                     target, strength = plan.target_profile, req.strength
+                    if clone is not None:  # held-out clips: the adapter loses (default 0)
+                        strength *= self._settings.clone_adapter_scale
+                        target = target if strength > 0.0 else None
                 elif voice is not None and (name != voice or len(set(names)) > 1):
                     target, strength = self._source_profile(voice), 1.0
                 else:
                     target = None
                 if target is not None:
-                    wav, sr = adapter.adapt(wav, sr, self._source_profile(name), target,
-                                            strength)
+                    source = clone[run.lang][1] if clone else self._source_profile(name)
+                    wav, sr = adapter.adapt(wav, sr, source, target, strength)
                 if plan.style is not None:  # Mandarin runs got F0 from the model's scalars
                     wav = plan.style.post(wav, sr, pitch_done=pitch_done)
                 if emphasis:
@@ -276,6 +348,10 @@ def _write_json(path: Path, data: dict) -> None:
     except OSError as e:
         tmp.unlink(missing_ok=True)
         logger.warning("source profile not cached in %s: %s", path.parent, e)
+
+
+def _kokoro_installed() -> bool:
+    return any(model == KOKORO for model, _ in PRESET_VOICES.values())
 
 
 def _is_kokoro(voice: str | None) -> bool:

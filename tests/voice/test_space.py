@@ -1,0 +1,210 @@
+"""Cloning v2: Kokoro's voice space measured at setup (hash-keyed, idempotent), the nearest
+voice of a Kokoro voice's own clip is that voice, clone mode speaks through a blend of the
+prompt's nearest voices, a saved v2 voice round-trips, and without the space clone mode
+falls back to joe + adapter and says so."""
+
+from __future__ import annotations
+
+import copy
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cosyvoice.voice.blend import Blend
+from cosyvoice.voice.profile import VoiceProfile
+from cosyvoice.voice.space import (
+    FILE_NAME,
+    CloneTarget,
+    PromptVoice,
+    VoicePoint,
+    VoiceSpace,
+    mix,
+    space_key,
+)
+from tests.conftest import local_services, require_kokoro
+
+# Three voices (setup measures all 36 in ~9 CPU-minutes; each costs ~15 s): two women and
+# a man, American and British, so that the nearest-voice test has wrong answers to avoid.
+VOICES = ["af_heart", "am_michael", "bf_emma"]
+TEXT = "The morning train was late, so we shared a pot of coffee on the platform."
+
+
+def _profile(f0: float, formant: float, level: float) -> VoiceProfile:
+    return VoiceProfile(f0, f0 * 0.8, f0 * 1.3, 0.6, [formant, 3 * formant, 5 * formant],
+                        [level] * 80, [1.0] * 80, 11025.0, 4.0, 0.8, 22050, 3.0)
+
+
+def test_blend_of_the_nearest_voices_and_its_derived_profile():
+    e = np.eye(4, dtype=np.float32)
+    space = VoiceSpace("k", {
+        "af_a": VoicePoint("af_a", "en", e[0], _profile(200.0, 600.0, -4.0)),
+        "am_b": VoicePoint("am_b", "en", e[1], _profile(100.0, 500.0, -6.0)),
+        "bf_c": VoicePoint("bf_c", "en", e[2], _profile(220.0, 620.0, -5.0)),
+        "zf_d": VoicePoint("zf_d", "zh", e[0], _profile(210.0, 610.0, -5.0)),
+    })
+    prompt = np.array([0.9, 0.3, 0.1, 0.0], np.float32)
+    assert [n for n, _ in space.ranked(prompt, "en")] == ["af_a", "am_b", "bf_c"]
+    assert [n for n, _ in space.ranked(prompt, "zh")] == ["zf_d"]  # the text's language only
+    blend = space.blend_for(prompt, "en", k=2, tau=0.1)
+    w = blend.weights()
+    assert list(w) == ["af_a", "am_b"]
+    gap = (0.9 - 0.3) / np.linalg.norm(prompt)
+    assert w["am_b"] / w["af_a"] == pytest.approx(np.exp(-gap / 0.1), rel=1e-5)
+    assert space.blend_for(prompt, "en", k=1).spec == "af_a:1"
+    half = mix([(space.points["af_a"].profile, 0.5), (space.points["am_b"].profile, 0.5)])
+    assert half.f0_median_hz == pytest.approx(np.sqrt(200.0 * 100.0))  # geometric
+    assert half.mel_mean[0] == pytest.approx(-5.0)
+    alone, own = mix([(space.points["bf_c"].profile, 1.0)]), space.points["bf_c"].profile
+    assert alone.f0_median_hz == pytest.approx(own.f0_median_hz)
+    assert alone.formants_hz == pytest.approx(own.formants_hz)
+    assert alone.mel_mean == own.mel_mean and alone.mel_std == own.mel_std
+    target = CloneTarget.locate(space, prompt)
+    assert set(target.blends) == {"en", "zh"}
+    back = CloneTarget.from_dict(target.to_dict())
+    assert {k: b.spec for k, b in back.blends.items()} == \
+        {k: b.spec for k, b in target.blends.items()}
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory) -> Path:
+    """A models folder whose kokoro/ holds the installed model and a few voice packs, and
+    the voice space that setup measures for them."""
+    from cosyvoice.tools.embed_kokoro_voices import ensure
+
+    src = require_kokoro()
+    root = tmp_path_factory.mktemp("models")
+    kokoro = root / "kokoro"
+    (kokoro / "voices").mkdir(parents=True)
+    for f in src.iterdir():
+        if f.is_file():
+            (kokoro / f.name).symlink_to(f.resolve())
+    for v in VOICES:
+        (kokoro / "voices" / f"{v}.bin").symlink_to((src / "voices" / f"{v}.bin").resolve())
+    (kokoro / FILE_NAME).unlink(missing_ok=True)
+    assert ensure(kokoro).startswith("voice space measured: 3 voices")
+    return root
+
+
+@pytest.mark.slow
+def test_setup_measures_once_keyed_by_the_weights(models):
+    from cosyvoice.speaker.encoder import default_encoder_path
+    from cosyvoice.tools.embed_kokoro_voices import ensure
+    from cosyvoice.tools.setup_kokoro import load_manifest
+    from cosyvoice.voice.space import current_key
+
+    path = models / "kokoro" / FILE_NAME
+    stamp = path.stat().st_mtime_ns
+    t0 = time.perf_counter()
+    assert ensure(models / "kokoro").startswith("voice space present")
+    assert time.perf_counter() - t0 < 5 and path.stat().st_mtime_ns == stamp  # idempotent
+    space = VoiceSpace.read(path, current_key())
+    assert sorted(space.points) == VOICES
+    assert {p.lang for p in space.points.values()} == {"en"}
+    assert space.points["am_michael"].profile.f0_median_hz < \
+        space.points["af_heart"].profile.f0_median_hz
+    other = copy.deepcopy(load_manifest())
+    other["voices"]["sha256"]["af_heart"] = "0" * 64  # another pack: another key
+    assert space_key(other, default_encoder_path()) != space.key
+    assert VoiceSpace.read(path, space_key(other, default_encoder_path())) is None
+
+
+@pytest.mark.slow
+def test_a_voices_own_clip_finds_that_voice_first(models):
+    from cosyvoice.acoustic.kokoro import KokoroModel
+    from cosyvoice.speaker.encoder import SpeakerEncoder
+
+    space = VoiceSpace.read(models / "kokoro" / FILE_NAME)
+    kokoro, encoder = KokoroModel.load(models / "kokoro"), SpeakerEncoder.load()
+    for voice in ("am_michael", "bf_emma"):
+        out = kokoro.speaker(voice).synthesize(TEXT)  # not a setup sentence
+        ranked = space.ranked(encoder.embed(out.wav, out.sample_rate), "en")
+        assert ranked[0][0] == voice, ranked
+
+
+@pytest.fixture(scope="module")
+def synth(models, tmp_path_factory):
+    return local_services(tmp_path_factory.mktemp("clone2"), models_dir=models).synth
+
+
+@pytest.mark.slow
+def test_clone_speaks_through_the_nearest_kokoro_voices(synth, real_female_prompt):
+    from cosyvoice.pipeline import SynthesisRequest
+
+    out = synth.synthesize(SynthesisRequest(text=TEXT, mode="clone", seed=1,
+                                            prompt_path=str(real_female_prompt)))
+    note = [n for n in out.notes if n.startswith("cloned from Kokoro's nearest voices")]
+    assert len(note) == 1, out.notes
+    assert "af_heart" in note[0] or "bf_emma" in note[0]  # a female prompt: female voices
+    assert 2.5 < out.duration_s < 8.0 and np.sqrt(np.mean(out.wav ** 2)) > 0.01
+    f0 = VoiceProfile.from_audio(out.wav, out.sample_rate).f0_median_hz
+    assert 150 < f0 < 300, f0
+
+    saved = synth.voices.save("Cate v2", *_prompt(synth, real_female_prompt))
+    again = synth.voices.get("cate v2")
+    assert again.clone is not None and again.path == saved.path
+    prompt, voice = synth.prompt_profile(real_female_prompt)
+    assert {k: b.spec for k, b in again.clone.blends.items()} == \
+        {k: b.spec for k, b in voice.target.blends.items()}
+    assert again.summary()["kokoro_blends"]["en"] == voice.target.blends["en"].spec
+    spoken = synth.synthesize(SynthesisRequest(text=TEXT, voice="Cate v2", seed=1))
+    assert np.array_equal(spoken.wav, out.wav)  # the saved voice is the same clone
+
+    from cosyvoice.engine.offline.engine import OLD_SAVED_NOTE
+
+    synth.voices.save("old style", prompt.wav, prompt.sr, voice.profile)  # profile only
+    assert synth.voices.get("old style").clone is None
+    old = synth.synthesize(SynthesisRequest(text=TEXT, voice="old style", seed=1))
+    assert OLD_SAVED_NOTE in old.notes and np.sqrt(np.mean(old.wav ** 2)) > 0.01
+
+
+def _prompt(synth, path):
+    prompt, voice = synth.prompt_profile(path)
+    assert isinstance(voice, PromptVoice) and voice.target is not None
+    return prompt.wav, prompt.sr, voice
+
+
+@pytest.mark.slow
+def test_without_the_space_clone_falls_back_to_joe_and_says_so(tmp_path, real_female_prompt):
+    from cosyvoice.engine.offline.engine import NO_SPACE_NOTE
+    from cosyvoice.pipeline import SynthesisRequest
+
+    require_kokoro()
+    synth = local_services(tmp_path, models_dir=tmp_path / "models").synth  # no space file
+    out = synth.synthesize(SynthesisRequest(text=TEXT, mode="clone", seed=1,
+                                            prompt_path=str(real_female_prompt)))
+    assert NO_SPACE_NOTE in out.notes
+    assert not any(n.startswith("cloned from Kokoro") for n in out.notes)
+    assert np.sqrt(np.mean(out.wav ** 2)) > 0.01
+    assert synth.prompt_profile(real_female_prompt)[1].target is None
+
+
+def test_blend_weights_of_a_saved_target_survive_json():
+    target = CloneTarget(np.ones(4, np.float32) / 2,
+                         {"en": Blend.from_weights({"af_heart": 3.0, "bf_emma": 1.0})})
+    back = CloneTarget.from_dict(target.to_dict())
+    assert back.blends["en"].weights() == pytest.approx({"af_heart": 0.75, "bf_emma": 0.25})
+    assert np.allclose(back.embedding, 0.5)
+
+
+def test_the_learned_maps_ridge_fit_recovers_a_linear_map(tmp_path):
+    """The trainer's fit and the map's use, on numbers (the map itself is not trained yet:
+    docs/kokoro.md, "Cloning")."""
+    from cosyvoice.tools.train_clone_map import cv_error, fit
+    from cosyvoice.voice.space import CloneMap
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(1000, 256))
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    truth = rng.normal(size=(4, 256))
+    y = x @ truth.T + 5.0  # weights are never negative (the error clips at 0)
+    w = fit(x, y, 1e-6)
+    assert np.allclose(w[:, :256], truth, atol=1e-3) and np.allclose(w[:, 256], 5.0, atol=1e-3)
+    assert cv_error(x, y, 1e-6) < 1e-3 < cv_error(x, y, 10.0)
+    path = tmp_path / "map.npz"
+    np.savez_compressed(path, weights=w.astype(np.float32), voices=np.array(list("abcd")))
+    m = CloneMap.load(path)
+    pred = w @ np.append(x[0], 1.0)
+    top = [m.voices[i] for i in np.argsort(-pred)[:2] if pred[i] > 0]
+    assert list(m.blend_for(x[0], k=2).weights()) == top
