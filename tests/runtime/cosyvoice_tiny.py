@@ -1,4 +1,5 @@
-"""Tiny flow/HiFT configurations for the parity tests: the released YAML with small widths.
+"""Tiny flow/HiFT configurations for the parity tests (the released YAML with small widths),
+and the per-case runners that the tests and ``bench/cosyvoice_parity.py`` share.
 
 One table, :data:`TINY`, says what shrinks, by YAML block and key; :func:`tiny_yaml` writes it
 into the reference's example YAML (for the oracle, which builds from YAML) and
@@ -16,8 +17,8 @@ from collections.abc import Iterator
 import pytest
 import torch
 
-from cosyvoice.runtime.flow import FlowConfig
-from cosyvoice.runtime.hift import HiFTConfig
+from cosyvoice.runtime.flow import CausalFlow, FlowConfig
+from cosyvoice.runtime.hift import HiFTConfig, HiFTGenerator
 from tests.oracle.harness import oracle_dir
 
 TINY: dict[int, dict[str, dict[str, object]]] = {
@@ -75,6 +76,25 @@ def tiny_hift_config(version: int) -> HiFTConfig:
     tiny = TINY[version]
     return HiFTConfig(causal=version == 3, base_channels=int(tiny["hift"]["base_channels"]),
                       f0_cond_channels=int(tiny["f0_predictor"]["cond_channels"]))
+
+
+def run_flow_case(flow: CausalFlow, x: dict, case: dict) -> torch.Tensor:
+    """Our mel for one case as the oracle's ``flow_parity.py`` runs it (the first
+    ``case["tokens"]`` tokens, ``streaming``/``finalize`` as given)."""
+    token = x["token"][:, :case["tokens"]]
+    return flow.inference(token, torch.tensor([token.size(1)]), x["prompt_token"],
+                          torch.tensor([x["prompt_token"].size(1)]), x["prompt_feat"],
+                          x["embedding"], streaming=case["streaming"], finalize=case["finalize"])
+
+
+def run_hift_case(hift: HiFTGenerator, mel: torch.Tensor, case: dict,
+                  sources: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Our waveform and source for one case as the oracle's ``hift_parity.py`` runs it: frames
+    ``start:end``, the previous source's tail as ``cache_source`` (v2), the same seed."""
+    part = mel[:, :, case["start"]:case["end"]]
+    cache = sources[-1][:, :, -case["cache"]:] if case["cache"] else None
+    return hift.inference(part, cache_source=cache, finalize=case["finalize"],
+                          generator=torch.Generator().manual_seed(case["seed"]))
 
 
 @pytest.fixture(scope="module")

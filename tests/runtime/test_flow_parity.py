@@ -7,7 +7,12 @@ import pytest
 import torch
 
 from cosyvoice.runtime.flow import build_flow
-from tests.runtime.cosyvoice_tiny import one_thread, tiny_flow_config, tiny_yaml  # noqa: F401 (fixture)
+from tests.runtime.cosyvoice_tiny import (  # noqa: F401 (fixture)
+    one_thread,
+    run_flow_case,
+    tiny_flow_config,
+    tiny_yaml,
+)
 
 pytestmark = [pytest.mark.oracle, pytest.mark.usefixtures("one_thread")]
 
@@ -45,10 +50,7 @@ def test_flow_mel_matches_the_reference(reference, version: int) -> None:
     flow.load_state_dict(ref["state"], strict=True)
     flow.eval()
     for case, expected in zip(CASES, ref["mels"], strict=True):
-        token = x["token"][:, :case["tokens"]]
-        mel = flow.inference(token, torch.tensor([token.size(1)]), x["prompt_token"],
-                             torch.tensor([x["prompt_token"].size(1)]), x["prompt_feat"],
-                             x["embedding"], streaming=case["streaming"], finalize=case["finalize"])
+        mel = run_flow_case(flow, x, case)
         assert mel.shape == expected.shape, case
         assert (mel - expected).abs().max().item() <= 1e-4, case
         assert expected.abs().max().item() > 0.1, "a mel of zeros would match by accident"

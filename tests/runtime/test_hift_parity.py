@@ -9,7 +9,12 @@ import pytest
 import torch
 
 from cosyvoice.runtime.hift import HiFTGenerator
-from tests.runtime.cosyvoice_tiny import one_thread, tiny_hift_config, tiny_yaml  # noqa: F401 (fixture)
+from tests.runtime.cosyvoice_tiny import (  # noqa: F401 (fixture)
+    one_thread,
+    run_hift_case,
+    tiny_hift_config,
+    tiny_yaml,
+)
 
 pytestmark = [pytest.mark.oracle, pytest.mark.usefixtures("one_thread")]
 
@@ -56,10 +61,7 @@ def test_hift_waveform_matches_the_reference(reference, version: int, f0_hz: flo
     sources: list[torch.Tensor] = []
     for case, wave_ref, source_ref in zip(CASES[version], ref["waves"], ref["sources"],
                                           strict=True):
-        part = mel(version)[:, :, case["start"]:case["end"]]
-        cache = sources[-1][:, :, -case["cache"]:] if case["cache"] else None
-        wave, source = hift.inference(part, cache_source=cache, finalize=case["finalize"],
-                                      generator=torch.Generator().manual_seed(case["seed"]))
+        wave, source = run_hift_case(hift, mel(version), case, sources)
         sources.append(source)
         assert source.shape == source_ref.shape, case
         assert (source - source_ref).abs().max().item() <= 1e-4, case

@@ -5,6 +5,8 @@ Runs inside the oracle's interpreter only (tests/oracle/harness.py). The flow's 
 reference's own fixed sequence (seed 0, drawn at construction), so no noise travels.
 """
 
+import time
+
 import torch
 from hyperpyyaml import load_hyperpyyaml
 
@@ -34,12 +36,14 @@ def run(yaml_text, seed, token, prompt_token, prompt_feat, embedding, cases):
     flow = build(yaml_text, "flow")
     perturb(flow, seed)
     state = {k: v.clone() for k, v in flow.state_dict().items()}
-    mels = []
+    mels, seconds = [], []
     for case in cases:
         part = token[:, :case["tokens"]]
+        start = time.perf_counter()
         mel, _ = flow.inference(part, torch.tensor([part.size(1)]), prompt_token,
                                 torch.tensor([prompt_token.size(1)]), prompt_feat,
                                 torch.tensor([prompt_feat.size(1)]), embedding,
                                 streaming=case["streaming"], finalize=case["finalize"])
+        seconds.append(time.perf_counter() - start)
         mels.append(mel)
-    return {"state": state, "mels": mels}
+    return {"state": state, "mels": mels, "seconds": seconds}

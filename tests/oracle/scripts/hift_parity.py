@@ -8,6 +8,8 @@ Runs inside the oracle's interpreter only. Where the reference draws noise:
   (``phase_init``, ``sine_noise``) for our side to read from.
 """
 
+import time
+
 import torch
 from flow_parity import build, perturb
 
@@ -24,18 +26,20 @@ def run(yaml_text, seed, mel, cases, f0_hz=0.0):
         hift.f0_predictor.classifier.bias.add_(f0_hz)
     state = {k: v.clone() for k, v in hift.state_dict().items()}
     causal = type(hift).__name__ == "CausalHiFTGenerator"
-    waves, sources = [], []
+    waves, sources, seconds = [], [], []
     for case in cases:
         part = mel[:, :, case["start"]:case["end"]]
         torch.manual_seed(case["seed"])
+        start = time.perf_counter()
         if causal:
             wave, source = hift.inference(part, finalize=case["finalize"])
         else:
             cache = sources[-1][:, :, -case["cache"]:] if case["cache"] else torch.zeros(1, 1, 0)
             wave, source = hift.inference(part, cache_source=cache)
+        seconds.append(time.perf_counter() - start)
         waves.append(wave)
         sources.append(source)
-    out = {"state": state, "waves": waves, "sources": sources}
+    out = {"state": state, "waves": waves, "sources": sources, "seconds": seconds}
     if causal:
         gen = hift.m_source.l_sin_gen
         length = max(s.size(2) for s in sources)

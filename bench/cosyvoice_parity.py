@@ -1,0 +1,134 @@
+"""Flow and HiFT parity with the reference at the released v2/v3 sizes (random weights), and
+our CPU real-time factors.
+
+    PYTHONPATH=. .venv/bin/python bench/cosyvoice_parity.py [--versions 2 3] [--seconds 6]
+
+For each version the oracle (tests/oracle, its own venv) builds the released ``flow`` and
+``hift`` from the reference's example YAML with seeded random weights and runs the same calls
+as the tiny-config tests (tests/runtime/test_{flow,hift}_parity.py): a whole utterance, a
+streamed one and a streamed look-ahead call for the flow; a whole mel and a streamed call for
+HiFT. We load its state dicts strictly into our modules, run the same calls and print the
+max |diff|, then our RTF (median of ``--repeats`` whole-utterance runs) beside the oracle's
+single-run time. The CPU is shared: timings are noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from cosyvoice.runtime.flow import FlowConfig, build_flow  # noqa: E402
+from cosyvoice.runtime.hift import HiFTConfig, HiFTGenerator  # noqa: E402
+from tests.oracle.harness import oracle_dir, run_oracle  # noqa: E402
+from tests.runtime.cosyvoice_tiny import run_flow_case, run_hift_case  # noqa: E402
+
+TOKEN_RATE, MEL_RATE, SAMPLE_RATE = 25, 50, 24000
+
+
+def flow_inputs(seconds: float, prompt_seconds: float, seed: int) -> dict:
+    gen = torch.Generator().manual_seed(seed)
+    tokens, prompt = int(seconds * TOKEN_RATE), int(prompt_seconds * TOKEN_RATE)
+    return {"token": torch.randint(0, 6561, (1, tokens), generator=gen),
+            "prompt_token": torch.randint(0, 6561, (1, prompt), generator=gen),
+            "prompt_feat": torch.randn(1, 2 * prompt, 80, generator=gen),
+            "embedding": torch.randn(1, 192, generator=gen)}
+
+
+def flow_cases(tokens: int) -> list[dict]:
+    return [{"tokens": tokens, "streaming": False, "finalize": True},
+            {"tokens": tokens, "streaming": True, "finalize": True},
+            {"tokens": tokens * 2 // 3, "streaming": True, "finalize": False}]
+
+
+def hift_cases(frames: int, causal: bool) -> list[dict]:
+    whole = {"start": 0, "end": frames, "seed": 7, "cache": 0, "finalize": True}
+    if causal:
+        streamed = {**whole, "end": frames * 2 // 3, "finalize": False}
+    else:
+        streamed = {**whole, "start": frames // 2, "seed": 8, "cache": 480 * 4}
+    return [whole, streamed]
+
+
+def timed(fn, repeats: int) -> tuple[object, float]:
+    """The last result and the median wall time of ``repeats`` calls."""
+    times, out = [], None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - start)
+    return out, statistics.median(times)
+
+
+def bench_flow(version: int, yaml_text: str, args: argparse.Namespace) -> dict:
+    x = flow_inputs(args.seconds, args.prompt_seconds, 100 + version)
+    cases = flow_cases(x["token"].size(1))
+    ref = run_oracle("flow_parity.py", timeout=3600, jobs=[
+        {"yaml_text": yaml_text, "seed": version, "cases": cases, **x}])["results"][0]
+    flow = build_flow(FlowConfig(version=version, input_size=512 if version == 2 else 80)).eval()
+    flow.load_state_dict(ref["state"], strict=True)
+    diffs = [(run_flow_case(flow, x, case) - want).abs().max().item()
+             for case, want in zip(cases, ref["mels"], strict=True)]
+    mel, seconds = timed(lambda: run_flow_case(flow, x, cases[0]), args.repeats)
+    audio = mel.size(2) / MEL_RATE
+    return {"diffs": diffs, "rtf": seconds / audio, "oracle_rtf": ref["seconds"][0] / audio,
+            "audio_s": audio, "mel": mel}
+
+
+def bench_hift(version: int, yaml_text: str, mel: torch.Tensor, args: argparse.Namespace) -> dict:
+    causal = version == 3
+    cases = hift_cases(mel.size(2), causal)
+    ref = run_oracle("hift_parity.py", timeout=3600, jobs=[
+        {"yaml_text": yaml_text, "seed": version, "mel": mel, "cases": cases,
+         "f0_hz": 150.0}])["results"][0]
+    hift = HiFTGenerator(HiFTConfig(causal=causal)).eval()
+    hift.load_state_dict(ref["state"], strict=True)
+    if causal:
+        hift.m_source.set_fixed_noise(ref["phase_init"], ref["sine_noise"])
+    diffs, sources = [], []
+    for case, wave_ref in zip(cases, ref["waves"], strict=True):
+        wave, source = run_hift_case(hift, mel, case, sources)
+        sources.append(source)
+        diffs.append((wave - wave_ref).abs().max().item())
+    _, seconds = timed(lambda: run_hift_case(hift, mel, cases[0], []), args.repeats)
+    audio = mel.size(2) / MEL_RATE
+    return {"diffs": diffs, "rtf": seconds / audio, "oracle_rtf": ref["seconds"][0] / audio}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--versions", type=int, nargs="+", default=[2, 3])
+    parser.add_argument("--seconds", type=float, default=6.0, help="new speech per utterance")
+    parser.add_argument("--prompt-seconds", type=float, default=2.0)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=torch.get_num_threads())
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    root = oracle_dir()
+    if root is None:
+        raise SystemExit("the reference (shared/oracles/cosyvoice) is not found above the repo")
+    print(f"threads={args.threads} seconds={args.seconds} prompt={args.prompt_seconds} "
+          f"repeats={args.repeats}")
+    for version in args.versions:
+        yaml_text = (root / "configs" / f"cosyvoice{version}.yaml").read_text()
+        flow = bench_flow(version, yaml_text, args)
+        print(f"v{version} flow: max|diff| per case {[f'{d:.2e}' for d in flow['diffs']]}; "
+              f"RTF ours {flow['rtf']:.3f} (median of {args.repeats}), "
+              f"oracle {flow['oracle_rtf']:.3f} (one run); {flow['audio_s']:.2f} s of mel")
+        # HiFT vocodes the flow's own mel (a realistic range of values)
+        hift = bench_hift(version, yaml_text, flow["mel"], args)
+        print(f"v{version} hift: max|diff| per case {[f'{d:.2e}' for d in hift['diffs']]}; "
+              f"RTF ours {hift['rtf']:.3f} (median of {args.repeats}), "
+              f"oracle {hift['oracle_rtf']:.3f} (one run)")
+
+
+if __name__ == "__main__":
+    main()
