@@ -1,0 +1,180 @@
+"""A released CosyVoice2 / Fun-CosyVoice3 model folder: layout checks and strict weight loading.
+
+Layout (as released)::
+
+    cosyvoice2.yaml | cosyvoice3.yaml     hyper-parameters (read as data: hparams.py)
+    llm.pt  flow.pt  hift.pt              state dicts (torch.load(weights_only=True))
+    campplus.onnx                         speaker embedding (onnx_parts.py)
+    speech_tokenizer_v2.onnx | _v3.onnx   speech tokens (onnx_parts.py)
+    spk2info.pt                           optional preset voices
+    CosyVoice-BlankEN/                    Qwen2 config.json + tokenizer files
+
+Every problem is a :class:`ModelFolderError` naming the file (and tensor) at fault, in English and
+Chinese, because it becomes the model's FAILED reason in the UI and API.
+
+Modules are built by the builders in :data:`BUILDERS` (``part -> (hparams, folder) -> nn.Module``).
+The LLM's is here; the flow and HiFT modules register theirs with :func:`register_builder`.
+"""
+
+from __future__ import annotations
+
+import logging
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from cosyvoice.runtime.hparams import CosyVoiceHParams, HParamsError
+
+logger = logging.getLogger(__name__)
+
+TOKENIZER_DIR = "CosyVoice-BlankEN"
+PARTS = ("llm", "flow", "hift")
+
+
+class ModelFolderError(ValueError):
+    """The folder cannot be loaded; the message names the file and what to do."""
+
+
+def _error(en: str, zh: str) -> ModelFolderError:
+    return ModelFolderError(f"{en} / {zh}")
+
+
+def required_files(version: int) -> list[str]:
+    return [f"cosyvoice{version}.yaml", "llm.pt", "flow.pt", "hift.pt", "campplus.onnx",
+            f"speech_tokenizer_v{version}.onnx", f"{TOKENIZER_DIR}/config.json"]
+
+
+@dataclass(frozen=True)
+class ModelFolder:
+    """A checked folder: its path, version (2 or 3) and hyper-parameters."""
+
+    path: Path
+    version: int
+    hparams: CosyVoiceHParams
+
+    def file(self, name: str) -> Path:
+        return self.path / name
+
+    @property
+    def speech_tokenizer(self) -> Path:
+        return self.path / f"speech_tokenizer_v{self.version}.onnx"
+
+    @property
+    def spk2info(self) -> Path | None:
+        path = self.path / "spk2info.pt"
+        return path if path.exists() else None
+
+
+def check_folder(path: str | Path, version: int) -> ModelFolder:
+    """Check the layout for CosyVoice ``version`` (2 or 3) and read its YAML."""
+    path = Path(path)
+    if not path.is_dir():
+        raise _error(f"model folder {path} does not exist", f"模型目录 {path} 不存在")
+    other = 5 - version
+    if not (path / f"cosyvoice{version}.yaml").exists() and (
+            path / f"cosyvoice{other}.yaml").exists():
+        raise _error(
+            f"{path.name} is a CosyVoice{other} folder (it has cosyvoice{other}.yaml); "
+            f"load it as cosyvoice{other}",
+            f"{path.name} 是 CosyVoice{other} 模型目录（含 cosyvoice{other}.yaml），"
+            f"请按 cosyvoice{other} 加载")
+    missing = [name for name in required_files(version) if not (path / name).exists()]
+    if missing:
+        raise _error(f"model folder {path} is missing {', '.join(missing)}",
+                     f"模型目录 {path} 缺少文件：{', '.join(missing)}")
+    try:
+        hparams = CosyVoiceHParams.from_file(path / f"cosyvoice{version}.yaml")
+    except HParamsError as e:
+        raise _error(f"cannot read cosyvoice{version}.yaml: {e}",
+                     f"无法读取 cosyvoice{version}.yaml：{e}") from e
+    if hparams.version != version:
+        raise _error(
+            f"cosyvoice{version}.yaml describes a CosyVoice{hparams.version} LLM "
+            f"({hparams.section('llm').class_name})",
+            f"cosyvoice{version}.yaml 描述的是 CosyVoice{hparams.version} 的 LLM")
+    return ModelFolder(path=path, version=version, hparams=hparams)
+
+
+def load_state(path: Path) -> dict[str, torch.Tensor]:
+    """``torch.load(weights_only=True)`` with errors that name the file."""
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except (RuntimeError, EOFError, OSError, zipfile.BadZipFile, ValueError) as e:
+        raise _error(f"{path.name} is truncated or not a PyTorch state dict ({e}); "
+                     f"download it again",
+                     f"{path.name} 文件不完整或不是 PyTorch 权重（{e}），请重新下载") from e
+    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor)
+                                              for v in state.values()):
+        raise _error(f"{path.name} is not a state dict of tensors",
+                     f"{path.name} 不是张量权重字典")
+    return state
+
+
+def load_strict(module: nn.Module, state: dict[str, torch.Tensor], filename: str) -> None:
+    """Strict ``load_state_dict``: a missing, unexpected or mis-shaped tensor is named."""
+    own = module.state_dict()
+    missing = [k for k in own if k not in state]
+    unexpected = [k for k in state if k not in own]
+    if missing or unexpected:
+        parts = []
+        if missing:
+            parts.append(f"missing {', '.join(missing[:5])}{' …' if len(missing) > 5 else ''}")
+        if unexpected:
+            parts.append(f"unexpected {', '.join(unexpected[:5])}"
+                         f"{' …' if len(unexpected) > 5 else ''}")
+        raise _error(f"{filename} does not fit this model: {'; '.join(parts)}",
+                     f"{filename} 与模型结构不符：{'; '.join(parts)}")
+    for key, value in own.items():
+        if tuple(state[key].shape) != tuple(value.shape):
+            raise _error(f"{filename}: tensor {key} has shape {tuple(state[key].shape)}, "
+                         f"the YAML's model needs {tuple(value.shape)}",
+                         f"{filename}：张量 {key} 形状为 {tuple(state[key].shape)}，"
+                         f"而 YAML 描述的模型需要 {tuple(value.shape)}")
+    module.load_state_dict(state, strict=True)
+
+
+Builder = Callable[[ModelFolder], nn.Module]
+BUILDERS: dict[str, Builder] = {}
+
+
+def register_builder(part: str, builder: Builder) -> None:
+    """Make ``load_part(folder, part)`` build ``part`` with ``builder(folder)``."""
+    if part not in PARTS:
+        raise ValueError(f"unknown part {part!r}; parts are {PARTS}")
+    BUILDERS[part] = builder
+
+
+def _build_llm(folder: ModelFolder) -> nn.Module:
+    from cosyvoice.runtime.llm import CosyVoiceLM, qwen_config
+
+    try:
+        qwen = qwen_config(folder.path / TOKENIZER_DIR)
+    except (OSError, ValueError, TypeError) as e:
+        raise _error(f"{TOKENIZER_DIR}/config.json cannot be read: {e}",
+                     f"无法读取 {TOKENIZER_DIR}/config.json：{e}") from e
+    return CosyVoiceLM(folder.hparams.llm, qwen)
+
+
+register_builder("llm", _build_llm)
+
+
+def state_for(part: str, state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Released key quirks: a ``hift.pt`` saved from the GAN wrapper has a ``generator.`` prefix."""
+    if part == "hift":
+        return {k.replace("generator.", ""): v for k, v in state.items()}
+    return state
+
+
+def load_part(folder: ModelFolder, part: str) -> nn.Module:
+    """Build ``part`` (llm / flow / hift) from the YAML and load ``<part>.pt`` into it, strictly."""
+    if part not in BUILDERS:
+        raise NotImplementedError(f"no builder registered for {part!r}")
+    module = BUILDERS[part](folder)
+    filename = f"{part}.pt"
+    load_strict(module, state_for(part, load_state(folder.path / filename)), filename)
+    logger.info("loaded %s from %s", filename, folder.path)
+    return module.eval()
