@@ -26,10 +26,14 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from cosyvoice.runtime.flow import FlowConfig, build_flow  # noqa: E402
-from cosyvoice.runtime.hift import HiFTConfig, HiFTGenerator  # noqa: E402
 from tests.oracle.harness import oracle_dir, run_oracle  # noqa: E402
-from tests.runtime.cosyvoice_tiny import run_flow_case, run_hift_case  # noqa: E402
+from tests.runtime.parity_cases import (  # noqa: E402
+    our_flow,
+    our_hift,
+    run_flow_case,
+    run_hift_case,
+    yaml_text,
+)
 
 TOKEN_RATE, MEL_RATE, SAMPLE_RATE = 25, 50, 24000
 
@@ -73,7 +77,7 @@ def bench_flow(version: int, yaml_text: str, args: argparse.Namespace) -> dict:
     cases = flow_cases(x["token"].size(1))
     ref = run_oracle("flow_parity.py", timeout=3600, jobs=[
         {"yaml_text": yaml_text, "seed": version, "cases": cases, **x}])["results"][0]
-    flow = build_flow(FlowConfig(version=version, input_size=512 if version == 2 else 80)).eval()
+    flow = our_flow(yaml_text).eval()
     flow.load_state_dict(ref["state"], strict=True)
     diffs = [(run_flow_case(flow, x, case) - want).abs().max().item()
              for case, want in zip(cases, ref["mels"], strict=True)]
@@ -89,7 +93,7 @@ def bench_hift(version: int, yaml_text: str, mel: torch.Tensor, args: argparse.N
     ref = run_oracle("hift_parity.py", timeout=3600, jobs=[
         {"yaml_text": yaml_text, "seed": version, "mel": mel, "cases": cases,
          "f0_hz": 150.0}])["results"][0]
-    hift = HiFTGenerator(HiFTConfig(causal=causal)).eval()
+    hift = our_hift(yaml_text).eval()
     hift.load_state_dict(ref["state"], strict=True)
     if causal:
         hift.m_source.set_fixed_noise(ref["phase_init"], ref["sine_noise"])
@@ -118,13 +122,13 @@ def main() -> None:
     print(f"threads={args.threads} seconds={args.seconds} prompt={args.prompt_seconds} "
           f"repeats={args.repeats}")
     for version in args.versions:
-        yaml_text = (root / "configs" / f"cosyvoice{version}.yaml").read_text()
-        flow = bench_flow(version, yaml_text, args)
+        text = yaml_text(version, "real")
+        flow = bench_flow(version, text, args)
         print(f"v{version} flow: max|diff| per case {[f'{d:.2e}' for d in flow['diffs']]}; "
               f"RTF ours {flow['rtf']:.3f} (median of {args.repeats}), "
               f"oracle {flow['oracle_rtf']:.3f} (one run); {flow['audio_s']:.2f} s of mel")
         # HiFT vocodes the flow's own mel (a realistic range of values)
-        hift = bench_hift(version, yaml_text, flow["mel"], args)
+        hift = bench_hift(version, text, flow["mel"], args)
         print(f"v{version} hift: max|diff| per case {[f'{d:.2e}' for d in hift['diffs']]}; "
               f"RTF ours {hift['rtf']:.3f} (median of {args.repeats}), "
               f"oracle {hift['oracle_rtf']:.3f} (one run)")

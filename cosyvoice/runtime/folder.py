@@ -162,6 +162,32 @@ def _build_llm(folder: ModelFolder) -> nn.Module:
 register_builder("llm", _build_llm)
 
 
+def _build_flow(folder: ModelFolder) -> nn.Module:
+    from cosyvoice.runtime.flow import FlowConfig, build_flow
+
+    return _built(folder, "flow", lambda node: build_flow(FlowConfig.from_tagged(node)))
+
+
+def _build_hift(folder: ModelFolder) -> nn.Module:
+    from cosyvoice.runtime.hift import HiFTConfig, HiFTGenerator
+
+    return _built(folder, "hift", lambda node: HiFTGenerator(HiFTConfig.from_tagged(node)))
+
+
+def _built(folder: ModelFolder, part: str, build: Callable[[object], nn.Module]) -> nn.Module:
+    """``build`` the part from its YAML section; a section we cannot build names the YAML."""
+    name = f"cosyvoice{folder.version}.yaml"
+    try:
+        return build(folder.hparams.section(part))
+    except ValueError as e:
+        raise _error(f"{name}: the '{part}' section cannot be built: {e}",
+                     f"{name}：无法构建 '{part}' 部分：{e}") from e
+
+
+register_builder("flow", _build_flow)
+register_builder("hift", _build_hift)
+
+
 def state_for(part: str, state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """Released key quirks: a ``hift.pt`` saved from the GAN wrapper has a ``generator.`` prefix."""
     if part == "hift":

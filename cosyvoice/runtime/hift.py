@@ -199,7 +199,3 @@ class HiFTGenerator(nn.Module):
             mel = mel[:, :, :-self.f0_predictor.lookahead]
         return self.decode(mel, source, finalize), source
 
-
-def strip_generator_prefix(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """A ``hift.pt`` saved from the GAN wrapper names keys ``generator.*``: drop the prefix."""
-    return {k.replace("generator.", ""): v for k, v in state.items()}

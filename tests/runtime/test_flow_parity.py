@@ -6,12 +6,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from cosyvoice.runtime.flow import build_flow
-from tests.runtime.cosyvoice_tiny import (  # noqa: F401 (fixture)
+from tests.runtime.parity_cases import (  # noqa: F401 (fixture)
     one_thread,
+    our_flow,
     run_flow_case,
-    tiny_flow_config,
-    tiny_yaml,
+    yaml_text,
 )
 
 pytestmark = [pytest.mark.oracle, pytest.mark.usefixtures("one_thread")]
@@ -39,14 +38,14 @@ def inputs(version: int) -> dict:
 def reference(oracle, request) -> dict[int, dict]:
     """The oracle's weights and mels for both versions, from one oracle process."""
     request.getfixturevalue("one_thread")  # before the oracle starts: it inherits the count
-    jobs = [{"yaml_text": tiny_yaml(v), "seed": v, "cases": CASES, **inputs(v)} for v in VERSIONS]
+    jobs = [{"yaml_text": yaml_text(v), "seed": v, "cases": CASES, **inputs(v)} for v in VERSIONS]
     return dict(zip(VERSIONS, oracle("flow_parity.py", jobs=jobs)["results"], strict=True))
 
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_flow_mel_matches_the_reference(reference, version: int) -> None:
     x, ref = inputs(version), reference[version]
-    flow = build_flow(tiny_flow_config(version))
+    flow = our_flow(yaml_text(version))
     flow.load_state_dict(ref["state"], strict=True)
     flow.eval()
     for case, expected in zip(CASES, ref["mels"], strict=True):

@@ -8,12 +8,11 @@ import copy
 import pytest
 import torch
 
-from cosyvoice.runtime.hift import HiFTGenerator
-from tests.runtime.cosyvoice_tiny import (  # noqa: F401 (fixture)
+from tests.runtime.parity_cases import (  # noqa: F401 (fixture)
     one_thread,
+    our_hift,
     run_hift_case,
-    tiny_hift_config,
-    tiny_yaml,
+    yaml_text,
 )
 
 pytestmark = [pytest.mark.oracle, pytest.mark.usefixtures("one_thread")]
@@ -43,7 +42,7 @@ def mel(version: int) -> torch.Tensor:
 def reference(oracle, request) -> dict[tuple[int, float], dict]:
     """The oracle's weights, waveforms, sources and noise for every job, from one process."""
     request.getfixturevalue("one_thread")  # before the oracle starts: it inherits the count
-    jobs = [{"yaml_text": tiny_yaml(v), "seed": v, "mel": mel(v), "cases": CASES[v],
+    jobs = [{"yaml_text": yaml_text(v), "seed": v, "mel": mel(v), "cases": CASES[v],
              "f0_hz": hz} for v, hz in JOBS]
     return dict(zip(JOBS, oracle("hift_parity.py", jobs=jobs)["results"], strict=True))
 
@@ -51,7 +50,7 @@ def reference(oracle, request) -> dict[tuple[int, float], dict]:
 @pytest.mark.parametrize(("version", "f0_hz"), JOBS)
 def test_hift_waveform_matches_the_reference(reference, version: int, f0_hz: float) -> None:
     ref = reference[(version, f0_hz)]
-    hift = HiFTGenerator(tiny_hift_config(version))
+    hift = our_hift(yaml_text(version))
     hift.load_state_dict(ref["state"], strict=True)
     hift.eval()
     voiced = copy.deepcopy(hift.f0_predictor).double()(mel(version).double()) > 10
