@@ -95,8 +95,11 @@ def bench_hift(version: int, yaml_text: str, mel: torch.Tensor, args: argparse.N
          "f0_hz": 150.0}])["results"][0]
     hift = our_hift(yaml_text).eval()
     hift.load_state_dict(ref["state"], strict=True)
-    if causal:
-        hift.m_source.set_fixed_noise(ref["phase_init"], ref["sine_noise"])
+    if causal:  # our replay of the reference's construction-time noise must be its noise
+        phase, noise = hift.m_source.fixed_noise(ref["sine_noise"].size(1))
+        if not (torch.equal(phase, ref["phase_init"])
+                and torch.equal(noise[:, :ref["sine_noise"].size(1)], ref["sine_noise"])):
+            raise SystemExit("v3 HiFT: our causal noise replay differs from the reference's")
     diffs, sources = [], []
     for case, wave_ref in zip(cases, ref["waves"], strict=True):
         wave, source = run_hift_case(hift, mel, case, sources)

@@ -23,6 +23,7 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import nn
@@ -169,12 +170,14 @@ def _build_flow(folder: ModelFolder) -> nn.Module:
 
 
 def _build_hift(folder: ModelFolder) -> nn.Module:
-    from cosyvoice.runtime.hift import HiFTConfig, HiFTGenerator
+    from cosyvoice.runtime.flow import FlowConfig
+    from cosyvoice.runtime.hift import HiFTConfig, build_hift
 
-    return _built(folder, "hift", lambda node: HiFTGenerator(HiFTConfig.from_tagged(node)))
+    flow = _built(folder, "flow", FlowConfig.from_tagged)  # sizes v3's causal noise replay
+    return _built(folder, "hift", lambda node: build_hift(HiFTConfig.from_tagged(node), flow))
 
 
-def _built(folder: ModelFolder, part: str, build: Callable[[object], nn.Module]) -> nn.Module:
+def _built(folder: ModelFolder, part: str, build: Callable[[object], Any]) -> Any:
     """``build`` the part from its YAML section; a section we cannot build names the YAML."""
     name = f"cosyvoice{folder.version}.yaml"
     try:

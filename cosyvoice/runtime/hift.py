@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.nn.functional as F
@@ -25,8 +25,11 @@ from cosyvoice.runtime.hift_layers import (
     F0Predictor,
     ResBlock,
 )
-from cosyvoice.runtime.hift_source import SineSource
+from cosyvoice.runtime.hift_source import ConstructionDraws, SineSource
 from cosyvoice.runtime.node_args import kwargs_of
+
+if TYPE_CHECKING:
+    from cosyvoice.runtime.flow import FlowConfig
 
 
 @dataclass
@@ -79,13 +82,17 @@ class HiFTConfig:
 class HiFTGenerator(nn.Module):
     """F0 predictor -> sine source -> conv generator fused with the source's STFT -> iSTFT."""
 
-    def __init__(self, config: HiFTConfig) -> None:
+    def __init__(self, config: HiFTConfig, draws: ConstructionDraws | None = None) -> None:
+        """``draws``: the sizes the causal source's noise replay needs (the released v3 sizes
+        with this config's F0 predictor when None)."""
         super().__init__()
         c = self.config = config
         causal = c.causal
+        draws = draws or ConstructionDraws(f0_in_channels=c.in_channels,
+                                           f0_cond_channels=c.f0_cond_channels)
         self.m_source = SineSource(c.sampling_rate, c.samples_per_frame, c.nb_harmonics,
                                    c.nsf_alpha, c.nsf_sigma, c.nsf_voiced_threshold,
-                                   causal=causal)
+                                   causal=causal, draws=draws)
         if causal:
             self.conv_pre = weight_norm(CausalConv1d(c.in_channels, c.base_channels,
                                                      c.conv_pre_look_right + 1, side="right"))
@@ -199,3 +206,13 @@ class HiFTGenerator(nn.Module):
             mel = mel[:, :, :-self.f0_predictor.lookahead]
         return self.decode(mel, source, finalize), source
 
+
+def build_hift(config: HiFTConfig, flow: FlowConfig | None = None) -> HiFTGenerator:
+    """HiFT for ``config``; ``flow`` (the same YAML's flow section) sizes the causal noise."""
+    if flow is None:
+        return HiFTGenerator(config)
+    draws = ConstructionDraws(mel_channels=flow.output_size, vocab_size=flow.vocab_size,
+                              flow_input_size=flow.input_size, spk_embed_dim=flow.spk_embed_dim,
+                              f0_in_channels=config.in_channels,
+                              f0_cond_channels=config.f0_cond_channels)
+    return HiFTGenerator(config, draws)

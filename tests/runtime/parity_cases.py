@@ -13,7 +13,7 @@ import torch
 
 from bench.make_random_cosyvoice import config_text
 from cosyvoice.runtime.flow import CausalFlow, FlowConfig, build_flow
-from cosyvoice.runtime.hift import HiFTConfig, HiFTGenerator
+from cosyvoice.runtime.hift import HiFTConfig, HiFTGenerator, build_hift
 from cosyvoice.runtime.hparams import CosyVoiceHParams
 
 
@@ -29,7 +29,9 @@ def our_flow(text: str) -> CausalFlow:
 
 def our_hift(text: str) -> HiFTGenerator:
     """Our HiFT for the YAML ``text`` (read as data), random weights."""
-    return HiFTGenerator(HiFTConfig.from_tagged(CosyVoiceHParams.from_text(text).section("hift")))
+    hparams = CosyVoiceHParams.from_text(text)
+    return build_hift(HiFTConfig.from_tagged(hparams.section("hift")),
+                      FlowConfig.from_tagged(hparams.section("flow")))
 
 
 def run_flow_case(flow: CausalFlow, x: dict, case: dict) -> torch.Tensor:
