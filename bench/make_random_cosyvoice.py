@@ -110,6 +110,7 @@ def make_folder(out: Path, version: int, size: str = "tiny", seed: int = 0) -> P
     """Write the whole folder; returns it. The weights come from the oracle (tests/oracle)."""
     if version not in (2, 3) or size not in ("tiny", "real"):
         raise ValueError(f"version must be 2 or 3 and size tiny or real, not {version}/{size}")
+    out = out.resolve()  # the oracle runs in another working directory
     out.mkdir(parents=True, exist_ok=True)
     (out / f"cosyvoice{version}.yaml").write_text(config_text(version, size), encoding="utf-8")
     qwen = out / "CosyVoice-BlankEN"
