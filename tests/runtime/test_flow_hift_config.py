@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cosyvoice.runtime.flow import FlowConfig, FlowV2, FlowV3, build_flow
+from cosyvoice.runtime.flow import FlowConfig, FlowV3, build_flow
 from cosyvoice.runtime.hift import HiFTConfig
 from cosyvoice.runtime.hparams import CosyVoiceHParams, Tagged
 from tests.oracle.harness import oracle_dir
@@ -25,7 +25,6 @@ def test_v2_sections() -> None:
     assert flow.pre_lookahead_len == 3
     assert (flow.cfg_rate, flow.t_scheduler) == (0.7, "cosine")
     assert flow.estimator["channels"] == [256] and flow.estimator["num_mid_blocks"] == 12
-    assert isinstance(build_flow(flow), FlowV2)
     hift = HiFTConfig.from_tagged(hp.section("hift"))
     assert not hift.causal and hift.upsample_rates == [8, 5, 3] and hift.samples_per_frame == 480
     assert (hift.n_fft, hift.hop_len, hift.f0_cond_channels) == (16, 4, 512)
