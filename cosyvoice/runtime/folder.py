@@ -24,6 +24,7 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import nn
@@ -175,6 +176,34 @@ def _build_llm(folder: ModelFolder) -> nn.Module:
 
 
 register_builder("llm", _build_llm)
+
+
+def _build_flow(folder: ModelFolder) -> nn.Module:
+    from cosyvoice.runtime.flow import FlowConfig, build_flow
+
+    return _built(folder, "flow", lambda node: build_flow(FlowConfig.from_tagged(node)))
+
+
+def _build_hift(folder: ModelFolder) -> nn.Module:
+    from cosyvoice.runtime.flow import FlowConfig
+    from cosyvoice.runtime.hift import HiFTConfig, build_hift
+
+    flow = _built(folder, "flow", FlowConfig.from_tagged)  # sizes v3's causal noise replay
+    return _built(folder, "hift", lambda node: build_hift(HiFTConfig.from_tagged(node), flow))
+
+
+def _built(folder: ModelFolder, part: str, build: Callable[[object], Any]) -> Any:
+    """``build`` the part from its YAML section; a section we cannot build names the YAML."""
+    name = f"cosyvoice{folder.version}.yaml"
+    try:
+        return build(folder.hparams.section(part))
+    except ValueError as e:
+        raise _error(f"{name}: the '{part}' section cannot be built: {e}",
+                     f"{name}：无法构建 '{part}' 部分：{e}") from e
+
+
+register_builder("flow", _build_flow)
+register_builder("hift", _build_hift)
 
 
 def state_for(part: str, state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
