@@ -38,7 +38,7 @@ def test_clone_measures_the_source_voice_once_and_is_reproducible(synth, real_fe
 def test_clone_moves_pitch_toward_a_female_prompt(synth, real_female_prompt):
     from cosyvoice.voice.profile import VoiceProfile
 
-    preset = synth.synthesize(SynthesisRequest(text=TEXT, seed=3))
+    preset = synth.synthesize(SynthesisRequest(text=TEXT, voice="joe", seed=3))  # male
     clone = synth.synthesize(SynthesisRequest(text=TEXT, mode="clone", seed=3,
                                               prompt_path=str(real_female_prompt)))
     f0_preset = VoiceProfile.from_audio(preset.wav, preset.sample_rate).f0_median_hz
@@ -69,17 +69,18 @@ def test_inline_pause_and_breath_make_the_gap_asked_for(synth):
 
 
 def test_inline_emphasis_raises_pitch_and_slows_the_words(synth):
-    text = "The cat sat on the warm mat."
-    plain = synth.synthesize(SynthesisRequest(text=text, seed=1))
-    strong = synth.synthesize(SynthesisRequest(text=f"<strong>{text}</strong>", seed=1))
+    text = "The cat sat on the warm mat."  # joe: a male voice, as _median_st's 60–300 Hz
+    plain = synth.synthesize(SynthesisRequest(text=text, voice="joe", seed=1))
+    strong = synth.synthesize(SynthesisRequest(text=f"<strong>{text}</strong>", voice="joe",
+                                               seed=1))
     sr = plain.sample_rate
     assert _median_st(strong.wav, sr) - _median_st(plain.wav, sr) > 1.2
     assert strong.duration_s > 1.08 * plain.duration_s
     part = synth.synthesize(SynthesisRequest(
-        text="The cat sat on the <strong>warm</strong> mat.", seed=1))
+        text="The cat sat on the <strong>warm</strong> mat.", voice="joe", seed=1))
     assert part.sentences == 1 and part.duration_s > plain.duration_s
     streamed = np.concatenate([c.wav for c in synth.stream(SynthesisRequest(
-        text="The cat sat on the <strong>warm</strong> mat.", seed=1))])
+        text="The cat sat on the <strong>warm</strong> mat.", voice="joe", seed=1))])
     assert np.array_equal(streamed, part.wav)
 
 
@@ -120,3 +121,18 @@ def test_a_repeated_prompt_file_is_validated_once_and_a_changed_one_again(
     with pytest.raises(PromptError):
         synth.prompt_profile(path)
     assert len(calls) == 3
+
+
+def test_a_request_without_a_voice_gets_its_languages_default(synth):
+    """The engine's measured default per language (docs/kokoro.md); joe and baker where
+    the Kokoro files are absent."""
+    from cosyvoice.frontend.plan import plan_text
+
+    caps = synth.capabilities
+    english = synth.default_voice(plan_text("Good morning to you.", 100))
+    mandarin = synth.default_voice(plan_text("早上好，今天天气不错。", 100))
+    mixed = synth.default_voice(plan_text("我今天用 Python 写了三个程序。", 100))
+    if "af_heart" in caps.voices:
+        assert (english, mandarin, mixed) == ("af_heart", "zm_yunxi", "zm_yunxi")
+    else:
+        assert english == mandarin == mixed == "joe"

@@ -41,7 +41,8 @@ def test_engine_lists_the_kokoro_voices(app):
     assert voices["zm_yunjian"] == "Mandarin · male · Kokoro zm_yunjian"
     assert voices["ef_dora"] == "Spanish · female · Kokoro ef_dora"
     assert caps["voice_languages"]["ff_siwis"] == "fr" and "ja" in caps["languages"]
-    assert caps["default_voice"] == "joe" and "joe" in voices and "baker" in voices
+    assert caps["default_voice"] == "af_heart" and "joe" in voices and "baker" in voices
+    assert caps["language_voices"] == {"en": "af_heart", "zh": "zm_yunxi"}
     status, listed = get_json(app.url + "/api/v1/voices", timeout=30)
     assert status == 200 and "bm_lewis" in {v["name"] for v in listed["voices"]}
 

@@ -26,13 +26,19 @@ PRESET_VOICES = {
 VOICE_LANGUAGES = {name: voice_language(name) for name, (model, _) in PRESET_VOICES.items()
                    if model == KOKORO and voice_language(name) in LANGUAGES}
 
+# The voice a request that names none gets, per text language, chosen by measurement
+# (docs/kokoro.md: DNSMOS, WER, tones, RTF side by side with Piper and Baker). Without the
+# Kokoro files the engine keeps joe (and joe's Mandarin is Baker moved toward joe).
+LANGUAGE_DEFAULTS = {"en": "af_heart", "zh": "zm_yunxi"}
+LANGUAGE_VOICES = {lang: v for lang, v in LANGUAGE_DEFAULTS.items() if v in PRESET_VOICES}
+
 CAPABILITIES = Capabilities(
     name="offline",
     label="Offline (Piper · FastSpeech2 · HiFi-GAN · Kokoro)",
     modes=("preset", "clone", "cross_lingual", "instruct"),
     languages=("en", "zh", *sorted(set(VOICE_LANGUAGES.values()))),
     voices={name: label for name, (_, label) in PRESET_VOICES.items()},
-    default_voice="joe",
+    default_voice=LANGUAGE_VOICES.get("en", "joe"),
     sample_rate=22050,  # HiFi-GAN V1 universal; every output goes through its rate
     prompt_modes=("clone", "cross_lingual"),
     voice_modes=("preset", "instruct"),
@@ -43,6 +49,7 @@ CAPABILITIES = Capabilities(
     part_chars={"zh": 80},  # FastSpeech2's positions end at 25.6 s (MAX_CHUNK_CHARS)
     blend_voices=tuple(n for n, (model, _) in PRESET_VOICES.items() if model == KOKORO),
     voice_languages=VOICE_LANGUAGES,
+    language_voices=LANGUAGE_VOICES,
 )
 
 
