@@ -44,9 +44,12 @@ def sentences() -> dict[str, list[str]]:
 
 
 def language_of(voice: str) -> str:
-    from cosyvoice.engine.offline import CAPABILITIES
+    from cosyvoice.engine.offline import CAPABILITIES, PRESET_VOICES
 
-    return CAPABILITIES.voice_languages.get(voice, "zh" if voice[:1] == "z" else "en")
+    if voice in CAPABILITIES.voice_languages:
+        return CAPABILITIES.voice_languages[voice]
+    model = PRESET_VOICES[voice][0]
+    return "zh" if model == "acoustic_zh" or voice[:1] == "z" else "en"
 
 
 def quality(synth, voice: str, texts: list[str]) -> dict[str, float]:
@@ -79,7 +82,8 @@ def latency(synth, voice: str, text: str, runs: int) -> tuple[float, float, floa
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sentences", type=int, default=20)
+    parser.add_argument("--sentences", type=int, default=20,
+                        help="sentences scored by DNSMOS per voice (0: timings only)")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--voices", nargs="*", default=list(VOICES))
     parser.add_argument("--baseline", action="store_true",
@@ -96,7 +100,8 @@ def main() -> None:
     for voice in voices:
         lang = language_of(voice)
         pool = texts[lang][: args.sentences]
-        q = quality(synth, voice, pool)
+        q = quality(synth, voice, pool) if pool else {"ovrl": np.nan, "sig": np.nan,
+                                                       "bak": np.nan}
         rtf, first, audio = latency(synth, voice, " ".join(texts[lang][:3]), args.runs)
         print(f"{voice:<13}{lang:<7}{len(pool):>3}{q['ovrl']:7.2f}{q['sig']:6.2f}"
               f"{q['bak']:6.2f}{rtf:7.3f}{first:9.2f}{audio:9.1f}", flush=True)
