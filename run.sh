@@ -74,7 +74,7 @@ setup_kokoro() {
   # kept in models/kokoro/voice_space.json keyed by the weights (~1 s when present; a few
   # minutes the first time on 2 cores). Without it clone mode uses joe/baker + adapter.
   if msg="$("$PY" -m cosyvoice.tools.embed_kokoro_voices --dir "$HERE/models/kokoro" 2>&1)"; then
-    case "$msg" in *measured*) log "$msg" ;; esac
+    case "$msg" in *measured*) log "$(printf '%s\n' "$msg" | tail -n 1)" ;; esac
   else
     log "warning: $msg"
   fi
