@@ -277,6 +277,9 @@ class OfflineEngine:
                 wav, sr, pitch_done = self._speak(
                     name, run_parts(run, self.capabilities.part_chars), speed, seed,
                     plan.style, (spoken, run.lang) if kokoro else None)
+                # at the output rate before the style's gain and limiter: resampling after
+                # them would overshoot the limit (Kokoro speaks at 24 kHz)
+                wav, sr = resample(wav, sr, sr_out), sr_out
                 if plan.target_profile is not None:
                     target, strength = plan.target_profile, req.strength
                     if clone is not None:  # held-out clips: the adapter loses (default 0)
@@ -293,7 +296,7 @@ class OfflineEngine:
                     wav = plan.style.post(wav, sr, pitch_done=pitch_done)
                 if emphasis:
                     wav = EMPHASIS.post(wav, sr)
-                pieces.append(resample(wav, sr, sr_out))
+                pieces.append(resample(wav, sr, sr_out))  # a no-op unless the adapter changed it
             wav = join_runs(pieces, sr_out) if len(pieces) > 1 else pieces[0]
             yield EngineChunk(i, wav)
 
