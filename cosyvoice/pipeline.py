@@ -171,7 +171,7 @@ class Synthesizer:
         if saved is not None and saved.blend is not None:
             voice = saved.blend.lead
         elif voice not in caps.voices and is_blend_spec(voice):
-            voice = parse_blend(voice, caps.blend_voices).lead
+            voice = parse_blend(voice, caps.blend_voices, user=False).lead
         return caps.voice_languages.get(voice)
 
     def default_voice(self, sentences: list[Sentence]) -> str:

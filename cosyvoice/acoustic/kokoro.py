@@ -176,7 +176,7 @@ class KokoroModel:
 
     def _blend(self, voice: str) -> Blend:
         try:
-            return parse_blend(voice, self.voices)
+            return parse_blend(voice, self.voices, user=False)  # a canonical spec
         except TextError:
             raise ModelError(f"Kokoro voice {voice!r} is not installed") from None
 

@@ -55,9 +55,12 @@ def is_blend_spec(text: str | None) -> bool:
     return bool(text) and ("+" in text or ":" in text)
 
 
-def parse_blend(spec: str, voices: Iterable[str]) -> Blend:
+def parse_blend(spec: str, voices: Iterable[str], user: bool = True) -> Blend:
     """``"af_bella:2+af_sky:1"`` → :class:`Blend` over ``voices`` (the engine's blendable
-    voices); raises :class:`TextError` saying what to fix."""
+    voices); raises :class:`TextError` saying what to fix. ``user=False`` (the engine
+    reading a canonical :attr:`Blend.spec` back) takes any positive weight: a normalized
+    share may lie below what a user may type (``af_bella:100+af_sky:0.5`` keeps af_sky at
+    0.005)."""
     voices = tuple(voices)
     if not voices:
         raise TextError("this engine's voices cannot be blended / 此引擎不支持混合音色")
@@ -81,7 +84,7 @@ def parse_blend(spec: str, voices: Iterable[str]) -> Blend:
             raise TextError(f"{m.group(1)!r} in the blend is not a voice that can be blended; "
                             f"choose from: {', '.join(voices)}")
         weight = float(m.group(2)) if m.group(2) else 1.0
-        lo, hi = WEIGHT_RANGE
+        lo, hi = WEIGHT_RANGE if user else (1e-12, float("inf"))
         if not lo <= weight <= hi:
             raise TextError(f"the weight of {name} is {weight:g}; use {lo:g}–{hi:g} "
                             f"({example})")
@@ -92,4 +95,5 @@ def parse_blend(spec: str, voices: Iterable[str]) -> Blend:
 
 
 def _short(w: float) -> str:
-    return f"{w:.3f}".rstrip("0").rstrip(".")
+    """Three decimals, or three significant digits for a weight below 0.001."""
+    return f"{w:.3f}".rstrip("0").rstrip(".") if w >= 0.001 else f"{w:.3g}"

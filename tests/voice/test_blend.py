@@ -58,3 +58,15 @@ def test_a_saved_blend_lists_reads_renames_and_deletes(tmp_path):
     assert store.rename("warm mix", "Cool mix").blend.spec == saved.blend.spec
     assert store.names() == ["Cool mix"]
     assert store.delete("cool mix") == "Cool mix" and store.names() == []
+
+
+def test_a_tiny_share_survives_the_canonical_spelling():
+    """af_sky's share here (0.005) is below what a user may type, but the canonical spec
+    the engine receives reads back as the same blend."""
+    b = parse_blend("af_bella:100+af_sky:0.5", VOICES)
+    assert b.spec == "af_bella:0.995+af_sky:0.005"
+    assert parse_blend("af_bella:100+af_sky:0.05", VOICES).spec == "af_bella:1+af_sky:0.0005"
+    again = parse_blend(b.spec, VOICES, user=False)
+    assert again.weights() == pytest.approx(b.weights(), abs=1e-3)  # 3 decimals
+    with pytest.raises(TextError, match="the weight of af_sky is 0.005"):
+        parse_blend(b.spec, VOICES)  # as user input it is out of range
