@@ -186,8 +186,7 @@ class KokoroModel:
         heaviest voice's). English runs take the voice's accent (American for a Mandarin
         voice); a Mandarin run of a voice of another language goes to
         :data:`MANDARIN_STAND_IN`."""
-        lead = voice if voice in self.voices else self._blend(voice).lead
-        self.pack(voice)
+        lead = voice if voice in self.voices else self._blend(voice).lead  # checks it
         own = voice_language(lead) or "en-us"
         if language is None or own.startswith(language):
             return KokoroSpeaker(self, voice, own)

@@ -182,32 +182,14 @@ class VoiceStore:
                 "profile": profile.to_dict()}
         if target is not None:
             meta["space"] = target.to_dict()
-        with self._locked():
-            target = self._new_folder(name)
-            tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=self.root))
-            try:
-                write_wav_atomic(tmp / PROMPT_FILE, wav, sr)
-                _write_json(tmp / PROFILE_FILE, meta)
-                os.rename(tmp, target)
-            except BaseException:
-                shutil.rmtree(tmp, ignore_errors=True)
-                raise
+        self._add(name, meta, lambda tmp: write_wav_atomic(tmp / PROMPT_FILE, wav, sr))
         logger.info("saved voice %r (%.1f s prompt)", name, len(wav) / sr)
         return self.get(name)
 
     def save_blend(self, name: str, blend: Blend) -> SavedVoice:
         """Store a voice blend (checked by the caller against the engine's voices)."""
         name = check_name(name, self.reserved)
-        meta = {"name": name, "created": time.time(), "blend": blend.to_dict()}
-        with self._locked():
-            target = self._new_folder(name)
-            tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=self.root))
-            try:
-                _write_json(tmp / PROFILE_FILE, meta)
-                os.rename(tmp, target)
-            except BaseException:
-                shutil.rmtree(tmp, ignore_errors=True)
-                raise
+        self._add(name, {"name": name, "created": time.time(), "blend": blend.to_dict()})
         logger.info("saved voice blend %r (%s)", name, blend.spec)
         return self.get(name)
 
@@ -236,6 +218,21 @@ class VoiceStore:
             shutil.rmtree(trash, ignore_errors=True)
         logger.info("deleted saved voice %r", voice.name)
         return voice.name
+
+    def _add(self, name: str, meta: dict[str, Any], write=None) -> None:
+        """Under the lock: write ``profile.json`` (and whatever ``write(folder)`` adds) into a
+        hidden temp folder, then rename it into place — a reader never sees half a voice."""
+        with self._locked():
+            target = self._new_folder(name)
+            tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=self.root))
+            try:
+                if write is not None:
+                    write(tmp)
+                _write_json(tmp / PROFILE_FILE, meta)
+                os.rename(tmp, target)
+            except BaseException:
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise
 
     def _new_folder(self, name: str) -> Path:
         """The folder a new voice ``name`` goes to (under the lock): refuses a taken name
