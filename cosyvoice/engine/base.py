@@ -136,8 +136,9 @@ class Engine(Protocol):
     def synthesize(self, request: EngineRequest) -> Iterator[EngineChunk]:
         ...
 
-    def voice_from_prompt(self, prompt: PromptAudio) -> Any:
-        """What a saved voice stores for this engine (e.g. a voice profile)."""
+    def voice_from_prompt(self, prompt: PromptAudio, prompt_text: str = "") -> Any:
+        """What a saved voice stores for this engine: a voice profile, or a dict of tensors
+        (saved as voice.pt). ``prompt_text``: the prompt's transcript, if the user gave one."""
         ...
 
     def warm(self) -> None:
