@@ -154,6 +154,12 @@ class EngineFactory:
     capabilities: Capabilities
     specs: Callable[[Settings], list[ModelSpec]]
     build: Callable[[ModelManager, Settings], Engine]
+    # capabilities that depend on the settings (a CosyVoice folder's preset speakers)
+    configured: Callable[[Settings], Capabilities] | None = None
+
+    def capabilities_for(self, settings: Settings) -> Capabilities:
+        """The capabilities under ``settings`` (cheap: reads no model)."""
+        return self.configured(settings) if self.configured else self.capabilities
 
     def model_specs(self, settings: Settings) -> list[ModelSpec]:
         return list(self.specs(settings))

@@ -78,7 +78,10 @@ def _factory(version: int) -> EngineFactory:
 
         return CosyVoiceEngine(manager, version)
 
-    return EngineFactory(capabilities(version), specs, build)
+    def configured(settings) -> Capabilities:
+        return capabilities(version, folder_speakers(settings.model_dir))
+
+    return EngineFactory(capabilities(version), specs, build, configured)
 
 
 FACTORY_V2 = _factory(2)
