@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ import torch
 from cosyvoice.audio.io import resample
 from cosyvoice.engine.base import EngineChunk, EngineRequest
 from cosyvoice.engine.cosyvoice import capabilities, folder_speakers
-from cosyvoice.errors import PromptError
+from cosyvoice.errors import PromptError, TextError
 from cosyvoice.frontend.plan import Sentence
 from cosyvoice.lifecycle.manager import ModelLocation, ModelManager, ModelSpec
 from cosyvoice.speaker.validation import PromptAudio
@@ -67,6 +68,17 @@ def spoken_text(sentence: Sentence) -> str:
     return out or sentence.text
 
 
+@contextmanager
+def input_errors() -> Iterator[None]:
+    """The runtime's input errors (a ValueError, English + Chinese) as the request's 422."""
+    from cosyvoice.runtime.frontend import ModelInputError
+
+    try:
+        yield
+    except ModelInputError as e:
+        raise TextError(str(e)) from e
+
+
 class CosyVoiceEngine:
     """Synthesis with the ``cosyvoice<version>`` model of the one ModelManager."""
 
@@ -99,7 +111,7 @@ class CosyVoiceEngine:
 
         def chunks() -> Iterator[EngineChunk]:
             for i, sentence in enumerate(request.sentences):
-                with torch.inference_mode():
+                with torch.inference_mode(), input_errors():
                     pieces = [p.detach().to("cpu", torch.float32).numpy().reshape(-1)
                               for p in synth.tts(inputs(spoken_text(sentence)), stream=False,
                                                  speed=request.speed, seed=request.seed)]
@@ -120,18 +132,18 @@ class CosyVoiceEngine:
                 return lambda text: synth.instruct2(text, req.instruction, p16, p24)
             return lambda text: synth.cross_lingual(text, p16, p24)
         saved = req.saved_voice
+        if saved is None and req.voice not in synth.speakers:
+            raise PromptError(
+                f"the {self.model} engine needs a prompt recording, a saved voice of this "
+                f"engine or one of the folder's preset voices "
+                f"({', '.join(synth.speakers) or 'this folder has none'}) / 需要参考音频、"
+                "本引擎保存的音色或模型目录中的预置音色")
+        if req.mode == "instruct":  # a saved or preset voice, told how to speak
+            voice = saved.engine_voice() if saved is not None else synth.spk2info[req.voice]
+            return lambda text: synth.with_voice(text, voice, "instruct2", req.instruction)
         if saved is not None:
             voice = saved.engine_voice()
-            mode = "instruct" if req.mode == "instruct" else "zero_shot"
-            return lambda text: synth.with_voice(text, voice, mode=mode,
-                                                 instruction=req.instruction)
-        if req.mode == "instruct":
-            raise PromptError(f"the {self.model} engine's instruct mode needs a prompt "
-                              "recording or a saved voice of this engine / 指令模式需要"
-                              "参考音频或本引擎保存的音色")
-        if req.voice not in synth.speakers:
-            raise PromptError(f"the loaded {self.model} folder has no speaker {req.voice!r}; "
-                              f"it has: {', '.join(synth.speakers) or 'none'}")
+            return lambda text: synth.with_voice(text, voice, "zero_shot")
         return lambda text: synth.sft(text, req.voice)
 
     @staticmethod
@@ -149,7 +161,7 @@ class CosyVoiceEngine:
         transcript's ids), saved as voice.pt and offered by this engine only."""
         synth = self.manager.get(self.model)
         p16, p24 = self.prompt_tensors(prompt)
-        with torch.inference_mode():
+        with torch.inference_mode(), input_errors():
             return synth.voice(p16, p24, prompt_text)
 
     def warm(self) -> None:
