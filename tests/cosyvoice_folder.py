@@ -6,7 +6,8 @@ The YAML is our own tiny one with the released structure (the same ``!new:`` sec
 ``!ref``s; small widths), read by our hparams reader like a released one. The ``.pt`` state dicts
 are those of OUR modules built from that YAML (``cosyvoice.runtime.folder``'s builders), their
 weights drawn from a seeded generator (every 1-D parameter moved off its default, as the oracle's
-maker does), so the strict loader sees the keys and shapes it expects. The tokenizer and the two
+maker does; the LLM head's stop rows zeroed, so a decode is not cut at its first token), so the
+strict loader sees the keys and shapes it expects. The tokenizer and the two
 ONNX models are the stand-ins of ``bench/cosyvoice_standins.py``; ``spk2info.pt`` holds two
 speakers in the released form. A few seconds of CPU; used by the app and engine tests, which must
 run where the reference (tests/oracle) is absent. Parity with the reference is proven on the
@@ -218,6 +219,17 @@ def _randomize(module: torch.nn.Module, gen: torch.Generator) -> None:
                 param.copy_(torch.randn(param.shape, generator=gen) / fan_in ** 0.5)
 
 
+def _quiet_stops(llm: torch.nn.Module) -> None:
+    """Zero the decoder head's rows of the stop ids (6561 on): random weights would otherwise
+    stop a decode at its first token for some seeds ("no speech tokens"), and the app tests
+    need speech for every seed (the OpenAI route draws one)."""
+    head = llm.llm_decoder
+    with torch.no_grad():
+        head.weight[6561:] = 0
+        if head.bias is not None:
+            head.bias[6561:] = 0
+
+
 def _modules(folder: Path, version: int) -> dict[str, torch.nn.Module]:
     """Our llm / flow / hift built from the folder's YAML (the LLM with its weights
     initialised: the folder loader skips that, since llm.pt replaces them)."""
@@ -259,6 +271,8 @@ def make_folder(out: Path, version: int, seed: int = 0) -> Path:
     gen = torch.Generator().manual_seed(seed)
     for part, module in _modules(out, version).items():
         _randomize(module, gen)
+        if part == "llm":
+            _quiet_stops(module)
         torch.save(module.state_dict(), out / f"{part}.pt")
     return out
 
