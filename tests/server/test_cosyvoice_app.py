@@ -25,9 +25,10 @@ pytestmark = pytest.mark.slow
 def cv_app(tmp_path_factory, cv_folder_v3):
     app = start_app(tmp_path_factory.mktemp("cv-app"), "--engine", "cosyvoice3",
                     "--model-dir", str(cv_folder_v3))
-    deadline = time.time() + 120  # the CosyVoice model is optional: it loads after ready
-    while time.time() < deadline and _engine(app, "cosyvoice3")["state"] not in (
-            "READY", "FAILED"):
+    deadline = time.time() + 180  # optional models (the CosyVoice one) load after ready
+    while time.time() < deadline and any(
+            _engine(app, name)["state"] not in ("READY", "FAILED")
+            for name in ("cosyvoice3", "offline")):
         time.sleep(0.5)
     yield app
     stop_app(app)
