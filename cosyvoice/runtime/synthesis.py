@@ -214,6 +214,14 @@ class CosyVoiceSynth:
                              "CosyVoice3 的文本或提示文本中必须包含 <|endofprompt|>，"
                              "请用本模型的方法生成输入")
 
+    def speech_tokens(self, inputs: dict, seed: int) -> list[int]:
+        """The speech tokens ``tts(inputs, seed=seed)`` vocodes (tests, benchmarks)."""
+        self._front()
+        inputs = without_lengths(inputs)
+        self._check(inputs, False, 1.0)
+        with torch.inference_mode():
+            return list(self._tokens(inputs, torch.Generator().manual_seed(seed)))
+
     def _tokens(self, inputs: dict, generator: torch.Generator) -> Iterator[int]:
         """Speech tokens: a source recording's (voice conversion) or the LLM's, one by one."""
         source = inputs.get("source_speech_token")

@@ -10,7 +10,7 @@ import torch
 
 from cosyvoice.audio.io import read_audio, resample, to_mono
 from cosyvoice.runtime.folder import check_folder
-from cosyvoice.runtime.frontend import CosyVoiceFrontend
+from cosyvoice.runtime.frontend import CosyVoiceFrontend, with_system_prompt
 from cosyvoice.runtime.text_tokens import TextTokenizer
 
 pytestmark = pytest.mark.oracle
@@ -32,7 +32,8 @@ def reference(version: int, folder, prompt, oracle) -> dict:
     if version not in _REF:
         _REF[version] = oracle("frontend_zero_shot.py", folder=str(folder), text=TEXT,
                                prompt_text=PROMPT_TEXT[version], prompt_16k=load(prompt, 16000),
-                               prompt_24k=load(prompt, 24000), texts=TEXTS)
+                               prompt_24k=load(prompt, 24000), texts=TEXTS,
+                               cross_text=with_system_prompt(TEXT, version))
     return _REF[version]
 
 
