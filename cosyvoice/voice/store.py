@@ -97,7 +97,7 @@ class SavedVoice:
         p = self.profile
         if self.blend is not None:
             return {"name": self.name, "kind": "blend", "created": round(self.created, 3),
-                    "blend": self.blend.spec, "engine": self.engine}
+                    "blend": self.blend.spec}  # the offline engine's (Kokoro voices)
         if p is None:
             return {"name": self.name, "kind": "saved", "created": round(self.created, 3),
                     "engine": self.engine, "transcript": self.transcript,
