@@ -89,13 +89,17 @@ def main(argv: list[str] | None = None) -> int:
     def preload() -> None:  # required models in parallel, warm-up, ready, optional ones
         if settings.preload:
             manager.load_many([m["name"] for m in manager.states() if m["required"]])
-            warm_engine(services.engine)
+            warm_engine(services.engines["offline"] if "offline" in services.engines
+                        else services.engine)
         # Start to ready, measured: a drain's Retry-After counts on the next start taking
         # about as long.
         state.requests.startup_s = time.time() - psutil.Process().create_time()
         state.loading_done.set()
-        if settings.preload:
+        if settings.preload:  # optional ones: a CosyVoice folder, the speaker encoder
             manager.load_many([m["name"] for m in manager.states() if not m["required"]])
+            for engine in services.engines.values():
+                if engine is not services.engines.get("offline"):
+                    warm_engine(engine)
         logger.info("models: %s", {m["name"]: m["state"] for m in manager.states()})
 
     threading.Thread(target=preload, name="preload", daemon=True).start()

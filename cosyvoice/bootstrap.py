@@ -1,14 +1,15 @@
 """Build what serves requests, the same way for the app and the CLI: the shared stages'
-models (prompt VAD, speaker encoder) and the engine's, one ModelManager over them, the
-engine bound to it, and the Synthesizer on top. Nothing loads here (models load on
-first use or when the app preloads them)."""
+models (prompt VAD, speaker encoder) and every served engine's (the offline engine always, a
+CosyVoice engine for ``--model-dir``; :func:`~cosyvoice.engine.registry.served_engines`), one
+ModelManager over them all, the engines bound to it by name, and the Synthesizer on top.
+Nothing loads here (models load on first use or when the app preloads them)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from cosyvoice.engine.base import Engine
-from cosyvoice.engine.registry import engine_factory
+from cosyvoice.engine.registry import engine_factory, served_engines
 from cosyvoice.lifecycle.drain import RequestTracker
 from cosyvoice.lifecycle.manager import ModelManager, ModelSpec
 from cosyvoice.pipeline import Synthesizer
@@ -38,14 +39,21 @@ def shared_specs() -> list[ModelSpec]:
 @dataclass
 class Services:
     manager: ModelManager
-    engine: Engine
+    engine: Engine  # the default engine (``settings.engine``)
     synth: Synthesizer
+    engines: dict[str, Engine]  # every served engine by name, the default first
 
 
 def build(settings: Settings, device: str, tracker: RequestTracker | None = None) -> Services:
-    """The engine named by ``settings.engine`` with its models and the shared ones in one
-    manager (engine models first, in their load order). ValueError for an unknown engine."""
-    factory = engine_factory(settings)
-    manager = ModelManager(device, [*factory.model_specs(settings), *shared_specs()])
-    engine = factory.create(manager, settings)
-    return Services(manager, engine, Synthesizer(engine, manager, settings, tracker=tracker))
+    """Every served engine with its models and the shared ones in one manager (engine
+    models first, the default engine's first, in their load order). ValueError for an
+    unknown engine."""
+    names = served_engines(settings)
+    factories = {name: engine_factory(settings, name) for name in names}
+    specs = {name: f.model_specs(settings) for name, f in factories.items()}
+    manager = ModelManager(device, [*(s for group in specs.values() for s in group),
+                                    *shared_specs()])
+    engines = {name: f.create(manager, settings) for name, f in factories.items()}
+    models = {name: [s.name for s in group] for name, group in specs.items()}
+    synth = Synthesizer(engines, manager, settings, tracker=tracker, engine_models=models)
+    return Services(manager, engines[names[0]], synth, engines)

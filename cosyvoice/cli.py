@@ -50,12 +50,15 @@ def engine_capabilities(argv: Sequence[str] | None):
 
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--engine")
+    pre.add_argument("--model-dir")
     known, _ = pre.parse_known_args(argv)
     settings = Settings.from_env()
     if known.engine:
         settings = dataclasses.replace(settings, engine=known.engine)
+    if known.model_dir:
+        settings = dataclasses.replace(settings, model_dir=known.model_dir)
     try:
-        return engine_factory(settings).capabilities
+        return engine_factory(settings).capabilities_for(settings)
     except ValueError as e:
         raise UsageError(str(e)) from e
 
@@ -65,8 +68,10 @@ def build_parser(caps) -> argparse.ArgumentParser:
     # SUPPRESS: accepted before or after a sub-command without the inner parser's default
     # overwriting the outer value (argparse sub-parsers set their defaults last).
     common = argparse.ArgumentParser(add_help=False, argument_default=argparse.SUPPRESS)
-    common.add_argument("--engine", help="the synthesis engine [env COSYVOICE_ENGINE, "
-                        "offline]")
+    common.add_argument("--engine", help="the synthesis engine: offline, cosyvoice2, "
+                        "cosyvoice3 or a plugin [env COSYVOICE_ENGINE, offline]")
+    common.add_argument("--model-dir", help="a released CosyVoice2/3 folder (with --engine "
+                        "cosyvoice2|cosyvoice3) [env COSYVOICE_MODEL_DIR]")
     common.add_argument("--device", help="auto | cpu | cuda | cuda:N [env COSYVOICE_DEVICE]")
     common.add_argument("--voices-dir", type=Path,
                         help="saved voices folder [env COSYVOICE_VOICES_DIR, models/voices]")
@@ -152,6 +157,8 @@ def settings_for(ns: argparse.Namespace) -> Settings:
     changes: dict[str, Any] = {}
     if getattr(ns, "engine", None):
         changes["engine"] = ns.engine
+    if getattr(ns, "model_dir", None):
+        changes["model_dir"] = ns.model_dir
     if getattr(ns, "device", None):
         changes["device"] = ns.device
     if getattr(ns, "voices_dir", None):
@@ -229,7 +236,8 @@ def make_request(ns: argparse.Namespace, text: str):
                        ns.caps.modes[0])
     values: dict[str, Any] = dict(
         text=text, mode=mode, voice=ns.voice, prompt_path=str(ns.prompt) if ns.prompt else None,
-        prompt_text=ns.prompt_text, speed=ns.speed, seed=ns.seed, strength=ns.strength)
+        prompt_text=ns.prompt_text, speed=ns.speed, seed=ns.seed, strength=ns.strength,
+        engine=ns.caps.name)  # the engine the flags were checked against: no fallback
     if ns.instruct:
         if "instruction" not in {f.name for f in dataclasses.fields(SynthesisRequest)}:
             raise UsageError("--instruct: this build cannot apply instructions yet")

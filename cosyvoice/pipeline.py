@@ -1,5 +1,12 @@
 """The Synthesizer: a request → the shared stages → an engine → joined, saved audio.
 
+The app serves several engines by name (the offline engine always; a CosyVoice engine when a
+folder is configured). A request names one (``engine``) or gets the default; when the default
+engine's models FAILED, a request that named none is answered by the offline engine with a
+note saying why, and one that named it gets a 503 with the reason (:meth:`Synthesizer.route`).
+Every engine runs through the same code below: :meth:`Synthesizer.using` is a view of the one
+Synthesizer bound to another engine, sharing its manager, caches, voices and tracker.
+
 Data flows one way: request checks against the engine's capabilities → the one text pass
 (:func:`~cosyvoice.frontend.plan.plan_text`) → prompt validation → the engine's
 ``synthesize`` (its own models, reached through the ModelManager) → chunks joined with
@@ -9,12 +16,13 @@ outlives a request but the bounded validated-prompt cache.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import logging
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -31,7 +39,7 @@ from cosyvoice.engine.base import (
     Engine,
     EngineRequest,
 )
-from cosyvoice.errors import PromptError, TextError
+from cosyvoice.errors import ModelError, PromptError, TextError
 from cosyvoice.frontend.plan import Sentence, main_language, plan_text
 from cosyvoice.lifecycle.drain import RequestTracker
 from cosyvoice.lifecycle.manager import ModelManager
@@ -63,6 +71,7 @@ class SynthesisRequest:
     seed: int | None = None
     strength: float = 1.0
     instruction: str = ""  # natural language style (emotion, speed, volume, pitch, dialect)
+    engine: str | None = None  # None: the default engine (see Synthesizer.route)
 
 
 @dataclass
@@ -95,20 +104,87 @@ class SynthesisResult:
         return self.elapsed_s / max(self.duration_s, 1e-6)
 
 
-class Synthesizer:
-    """Turns :class:`SynthesisRequest` into audio with one :class:`Engine`."""
+FALLBACK_ENGINE = "offline"  # answers requests that named no engine when the default failed
 
-    def __init__(self, engine: Engine, manager: ModelManager, settings: Settings,
-                 tracker: RequestTracker | None = None) -> None:
-        self.engine = engine
-        self.manager = manager  # shared stages' models (VAD) and the engine's, for readings
+
+class Synthesizer:
+    """Turns :class:`SynthesisRequest` into audio with the engines it holds by name.
+
+    ``engines``: name → engine, the default first (or one engine). ``engine_models``: name →
+    the managed models it needs (their FAILED reasons decide :meth:`route`). ``engine`` and
+    ``capabilities`` are this view's engine: the default one, or another (:meth:`using`).
+    """
+
+    def __init__(self, engines: Mapping[str, Engine] | Engine, manager: ModelManager,
+                 settings: Settings, tracker: RequestTracker | None = None,
+                 engine_models: Mapping[str, list[str]] | None = None) -> None:
+        if not isinstance(engines, Mapping):
+            engines = {engines.capabilities.name: engines}
+        self.engines = dict(engines)
+        self.default_engine = next(iter(self.engines))
+        self.engine = self.engines[self.default_engine]
+        self.engine_models = {name: list((engine_models or {}).get(name, ()))
+                              for name in self.engines}
+        self.manager = manager  # shared stages' models (VAD) and the engines', for readings
         self.settings = settings
         self.tracker = tracker or RequestTracker()  # in-flight count, drain refusal, stats
         self.limits = PromptLimits.from_settings(settings)
-        # file bytes' sha256 → validated PromptAudio: a repeated prompt skips decoding, VAD
-        # and trimming. Few entries: each holds up to 30 s of audio (2.6 MB).
+        # (file bytes' sha256, rate) → validated PromptAudio: a repeated prompt skips decoding,
+        # VAD and trimming. Few entries: each holds up to 30 s of audio (2.6 MB).
         self._validated = LruCache(PROMPT_CACHE_SIZE)
-        self.voices = VoiceStore.for_settings(settings, reserved=tuple(self.capabilities.voices))
+        reserved = tuple(v for e in self.engines.values() for v in e.capabilities.voices)
+        self.voices = VoiceStore.for_settings(settings, reserved=reserved)
+
+    # ---- engines ----------------------------------------------------------------------
+    def using(self, name: str | None) -> Synthesizer:
+        """This Synthesizer bound to engine ``name`` (None: the default), sharing everything
+        else; TextError naming the choices for an engine not served."""
+        name = name or self.default_engine
+        if name not in self.engines:
+            raise TextError(f"unknown engine {name!r}; this app serves: "
+                            f"{', '.join(self.engines)}")
+        if self.engines[name] is self.engine:
+            return self
+        view = copy.copy(self)
+        view.engine = self.engines[name]
+        return view
+
+    def engine_state(self, name: str) -> dict:
+        """An engine's state from its models': READY, FAILED (with the reasons), or the
+        first model's other state (UNLOADED, LOADING ...); READY for an engine without
+        managed models."""
+        states = {m["name"]: m for m in self.manager.states()}
+        models = [states[n] for n in self.engine_models.get(name, ()) if n in states]
+        failed = [f"{m['name']}: {m['reason']}" for m in models if m["state"] == "FAILED"]
+        other = [m["state"] for m in models if m["state"] != "READY"]
+        state = "FAILED" if failed else (other[0] if other else "READY")
+        return {"name": name, "label": self.engines[name].capabilities.label,
+                "default": name == self.default_engine, "state": state,
+                "reason": "; ".join(failed), "models": [m["name"] for m in models]}
+
+    def engine_states(self) -> list[dict]:
+        return [self.engine_state(name) for name in self.engines]
+
+    def route(self, req: SynthesisRequest) -> tuple[Synthesizer, list[str]]:
+        """``(view of the engine that answers req, notes)``. A named engine whose models
+        FAILED is a ModelError (503) with the reason and what to do; the default engine's
+        failure sends a request that named none to the offline engine, with a note."""
+        view = self.using(req.engine)
+        name = view.capabilities.name
+        state = self.engine_state(name)
+        if state["state"] != "FAILED":
+            return view, []
+        if req.engine or name == FALLBACK_ENGINE or FALLBACK_ENGINE not in self.engines:
+            raise ModelError(
+                f"the {name} engine is not available: {state['reason']}. Fix its model "
+                f"folder and load it again (models panel, or POST /api/v1/models/"
+                f"{state['models'][0] if state['models'] else name}/load), or choose another "
+                f"engine ({', '.join(n for n in self.engines if n != name)}) / {name} 引擎不可用，"
+                "请修正模型目录后重新加载，或选择其他引擎")
+        note = (f"the {name} engine is not available ({state['reason']}); the "
+                f"{FALLBACK_ENGINE} engine answered / {name} 引擎不可用，已由 "
+                f"{FALLBACK_ENGINE} 引擎合成")
+        return self.using(FALLBACK_ENGINE), [note]
 
     @property
     def capabilities(self) -> Capabilities:
@@ -146,8 +222,21 @@ class Synthesizer:
 
     def voice_names(self) -> list[str]:
         """The engine's voices, then the saved ones where the engine takes them."""
-        saved = self.voices.names() if self.capabilities.saved_voices else []
-        return [*self.capabilities.voices, *saved]
+        return [*self.capabilities.voices, *self.saved_voice_names()]
+
+    def saved_voice_names(self) -> list[str]:
+        """Saved voices this engine speaks: those saved with it (a voice keeps the name of
+        the engine that measured it; older voices are the offline engine's)."""
+        if not self.capabilities.saved_voices:
+            return []
+        return [v.name for v in self.voices.list() if v.engine == self.capabilities.name]
+
+    def find_saved(self, name: str) -> SavedVoice | None:
+        """The saved voice ``name`` if this engine speaks it."""
+        if not self.capabilities.saved_voices:
+            return None
+        saved = self.voices.find(name)
+        return saved if saved is not None and saved.engine == self.capabilities.name else None
 
     def resolve_voice(self, name: str) -> tuple[str, SavedVoice | None]:
         """``(voice as the engine takes it, saved voice or None)`` for a preset name, a
@@ -155,7 +244,7 @@ class Synthesizer:
         caps = self.capabilities
         if name in caps.voices:
             return name, None
-        saved = self.voices.find(name) if caps.saved_voices else None
+        saved = self.find_saved(name)
         if saved is not None:
             return saved.name, saved
         if is_blend_spec(name) and caps.blend_voices:
@@ -187,7 +276,8 @@ class Synthesizer:
             return False
         return req.mode == "preset" or not req.prompt_path
 
-    def _engine_request(self, req: SynthesisRequest) -> EngineRequest:
+    def _engine_request(self, req: SynthesisRequest, notes: list[str] | None = None
+                        ) -> EngineRequest:
         self.check(req)
         voice, saved = (self.resolve_voice(req.voice) if req.voice and self.uses_voice(req)
                         else (None, None))
@@ -197,7 +287,8 @@ class Synthesizer:
         voice = voice or req.voice or self.default_voice(sentences)
         out = EngineRequest(req.mode, sentences, voice, speed=float(req.speed),
                             seed=req.seed, strength=float(req.strength),
-                            instruction=req.instruction, prompt_text=req.prompt_text)
+                            instruction=req.instruction, prompt_text=req.prompt_text,
+                            notes=list(notes or []))
         if req.prompt_path and not self.uses_voice(req):
             out.prompt = self.validate_prompt(Path(req.prompt_path))
             out.notes.extend(out.prompt.notes)
@@ -207,7 +298,8 @@ class Synthesizer:
 
     def validate_prompt(self, path: Path) -> PromptAudio:
         """Validate a prompt recording at the engine's rate (cached by the file's hash)."""
-        file_key = _file_digest(path, self.limits.max_upload_bytes)
+        digest = _file_digest(path, self.limits.max_upload_bytes)
+        file_key = (digest, self.sample_rate) if digest else None
         hit = self._validated.get(file_key) if file_key else None
         if hit is not None:
             return hit
@@ -218,12 +310,13 @@ class Synthesizer:
             self._validated.put(file_key, prompt)
         return prompt
 
-    def prompt_profile(self, path: Path) -> tuple[PromptAudio, object]:
-        """Validate a prompt and make what a saved voice stores for this engine."""
+    def prompt_profile(self, path: Path, transcript: str = "") -> tuple[PromptAudio, object]:
+        """Validate a prompt and make what a saved voice stores for this engine (an engine
+        that takes a transcript, such as CosyVoice, receives it too)."""
         if not self.capabilities.saved_voices:
             raise TextError(f"the {self.capabilities.name} engine does not take saved voices")
         prompt = self.validate_prompt(Path(path))
-        return prompt, self.engine.voice_from_prompt(prompt)
+        return prompt, self.engine.voice_from_prompt(prompt, transcript)
 
     # ---- synthesis --------------------------------------------------------------------
     def stream(self, req: SynthesisRequest) -> Iterator[AudioChunk]:
@@ -233,8 +326,9 @@ class Synthesizer:
         :class:`ChunkJoiner`): concatenated, they are its samples exactly.
         """
         with self.tracker.track(req.mode):
-            request = self._engine_request(req)
-            yield from self._joined(request, self.engine.synthesize(request))
+            view, notes = self.route(req)
+            request = view._engine_request(req, notes)
+            yield from view._joined(request, view.engine.synthesize(request))
 
     def _joined(self, request: EngineRequest, chunks) -> Iterator[AudioChunk]:
         joiner = ChunkJoiner(self.sample_rate)
@@ -261,12 +355,13 @@ class Synthesizer:
         memory and retries once before a clear ModelError.
         """
         with self.tracker.track(req.mode):
-            return call_with_oom_retry(lambda: self._synthesize(req, progress))
+            view, notes = self.route(req)
+            return call_with_oom_retry(lambda: view._synthesize(req, progress, notes))
 
-    def _synthesize(self, req: SynthesisRequest, progress: ProgressFn | None
-                    ) -> SynthesisResult:
+    def _synthesize(self, req: SynthesisRequest, progress: ProgressFn | None,
+                    notes: list[str]) -> SynthesisResult:
         t0 = time.perf_counter()
-        request = self._engine_request(req)
+        request = self._engine_request(req, notes)
         pieces: list[np.ndarray] = []
         sr = self.sample_rate
         for chunk in self._joined(request, self.engine.synthesize(request)):

@@ -30,7 +30,11 @@ class Settings:
     device: str = field(default="auto", metadata=_help("auto | cpu | cuda | cuda:N"))
     root_path: str = field(default="", metadata=_help("URL prefix behind a reverse proxy"))
     engine: str = field(default="offline", metadata=_help(
-        "the synthesis engine every surface serves (offline = the embedded default)"))
+        "the engine requests get when they name none: offline (the embedded default, always "
+        "served), cosyvoice2 | cosyvoice3 (a released folder, --model-dir), or a plugin"))
+    model_dir: str = field(default="", metadata=_help(
+        "a released CosyVoice2/3 model folder, served as a second engine (its version is "
+        "read from the YAML's name unless --engine says it); empty = none"))
     engine_plugins: str = field(default="", metadata=_help(
         "extra engines, comma-separated NAME=module:factory (see docs/architecture.md)"))
 

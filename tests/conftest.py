@@ -160,3 +160,19 @@ def require_kokoro() -> Path:
         pytest.fail("Kokoro files are absent although npm is installed: run "
                     "`bash run.sh --setup-only`")
     return default_dir()
+
+
+@pytest.fixture(scope="session")
+def cv_folder_v2(tmp_path_factory) -> Path:
+    """A tiny CosyVoice2 folder in the released layout made by our own code (no oracle)."""
+    from tests.cosyvoice_folder import make_folder
+
+    return make_folder(tmp_path_factory.mktemp("cv2-ours"), 2, seed=2)
+
+
+@pytest.fixture(scope="session")
+def cv_folder_v3(tmp_path_factory) -> Path:
+    """A tiny CosyVoice3 folder in the released layout made by our own code (no oracle)."""
+    from tests.cosyvoice_folder import make_folder
+
+    return make_folder(tmp_path_factory.mktemp("cv3-ours"), 3, seed=3)

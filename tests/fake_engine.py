@@ -47,7 +47,7 @@ class FakeEngine:
 
         return chunks()
 
-    def voice_from_prompt(self, prompt):
+    def voice_from_prompt(self, prompt, prompt_text=""):
         return None
 
     def warm(self) -> None:

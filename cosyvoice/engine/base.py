@@ -136,8 +136,9 @@ class Engine(Protocol):
     def synthesize(self, request: EngineRequest) -> Iterator[EngineChunk]:
         ...
 
-    def voice_from_prompt(self, prompt: PromptAudio) -> Any:
-        """What a saved voice stores for this engine (e.g. a voice profile)."""
+    def voice_from_prompt(self, prompt: PromptAudio, prompt_text: str = "") -> Any:
+        """What a saved voice stores for this engine: a voice profile, or a dict of tensors
+        (saved as voice.pt). ``prompt_text``: the prompt's transcript, if the user gave one."""
         ...
 
     def warm(self) -> None:
@@ -153,6 +154,12 @@ class EngineFactory:
     capabilities: Capabilities
     specs: Callable[[Settings], list[ModelSpec]]
     build: Callable[[ModelManager, Settings], Engine]
+    # capabilities that depend on the settings (a CosyVoice folder's preset speakers)
+    configured: Callable[[Settings], Capabilities] | None = None
+
+    def capabilities_for(self, settings: Settings) -> Capabilities:
+        """The capabilities under ``settings`` (cheap: reads no model)."""
+        return self.configured(settings) if self.configured else self.capabilities
 
     def model_specs(self, settings: Settings) -> list[ModelSpec]:
         return list(self.specs(settings))

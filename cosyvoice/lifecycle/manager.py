@@ -33,14 +33,24 @@ class ModelState(str, enum.Enum):
 
 
 @dataclass
+class ModelLocation:
+    """Where a model that users point at a folder loads from (a released CosyVoice folder);
+    its loader reads ``path`` at each load, :meth:`ModelManager.load_from` changes it."""
+
+    path: str = ""
+
+
+@dataclass
 class ModelSpec:
-    """How to build one model: ``loader(device) -> instance``; ``warmup(instance)`` optional."""
+    """How to build one model: ``loader(device) -> instance``; ``warmup(instance)`` optional.
+    ``location``: set for a model loaded from a folder the user chooses."""
 
     name: str
     loader: Callable[[str], Any]
     description: str = ""
     warmup: Callable[[Any], None] | None = None
     required: bool = True  # readiness waits for required models only
+    location: ModelLocation | None = None
 
 
 @dataclass
@@ -67,6 +77,7 @@ class ModelRecord:
             "memory_mb": round(self.memory_bytes / 2**20, 1),
             "memory_bytes": self.memory_bytes,
             "required": self.spec.required,
+            "location": self.spec.location.path if self.spec.location else None,
             "idle_s": round(time.time() - self.last_used, 1) if self.last_used else None,
         }
 
@@ -145,6 +156,40 @@ class ModelManager:
             del old
         freed = resources.free_memory() if free else {}
         return {"name": name, "load_seconds": round(seconds, 3), **freed}
+
+    def load_from(self, name: str, path: str) -> dict[str, Any]:
+        """Point ``name`` at the folder ``path`` and load it from there: a READY model is
+        reloaded (swapped only on success — the old folder and instance keep serving on
+        failure); otherwise it is loaded, and a failure leaves it FAILED with the new path.
+        ModelError for a model that loads from no folder, or when loading fails."""
+        rec = self._record(name)
+        location = rec.spec.location
+        if location is None:
+            raise ModelError(f"model {name} does not load from a folder; only "
+                             f"{', '.join(self.folder_models()) or 'none'} do")
+        with rec.lock:
+            serving = rec.state is ModelState.READY and rec.instance is not None
+            old, location.path = location.path, str(path)
+        if not serving:
+            self.unload(name)  # a FAILED record is cleared; then load from the new folder
+            self.load(name)
+            return {"name": name, "location": location.path}
+        try:
+            report = self.reload(name)
+        except ModelError:
+            location.path = old
+            raise
+        return {**report, "location": location.path}
+
+    def location(self, name: str) -> str | None:
+        """The folder ``name`` loads from (None for a model that loads from no folder)."""
+        location = self._record(name).spec.location
+        return location.path if location is not None else None
+
+    def folder_models(self) -> list[str]:
+        """Models loaded from a folder the user chooses (:meth:`load_from`)."""
+        with self._lock:
+            return [n for n, r in self._records.items() if r.spec.location is not None]
 
     def unload(self, name: str) -> dict[str, Any]:
         """Drop every reference the manager holds, collect, and report what was freed."""

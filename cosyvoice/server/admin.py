@@ -27,10 +27,11 @@ import psutil
 from fastapi import APIRouter, Depends, Header, Request
 from fastapi.responses import JSONResponse
 
-from cosyvoice.errors import BusyError, CosyVoiceError, error_body
+from cosyvoice.errors import BusyError, CosyVoiceError, TextError, error_body
 from cosyvoice.lifecycle import resources
 from cosyvoice.lifecycle.manager import ModelManager
 from cosyvoice.lifecycle.restarts import RestartLog, launch_restart
+from cosyvoice.server.folder_box import build_folder_box
 from cosyvoice.server.health import AppState
 from cosyvoice.server.texts import bilingual, t
 from cosyvoice.settings import Settings
@@ -112,6 +113,15 @@ class AdminActions:
                              "--admin-token / COSYVOICE_ADMIN_TOKEN or in "
                              f"{Path(self.settings.pidfile).parent / 'admin_token'} "
                              "on the server.")
+
+    def load_folder(self, token: str | None, name: str, path: str,
+                    proxied: bool = False) -> dict[str, Any]:
+        """Point a folder model (a CosyVoice engine) at ``path`` and load it; a bad folder
+        leaves it FAILED with the reason (ModelError) and the other engines serving."""
+        self.check_token(token, proxied)
+        if not str(path or "").strip():
+            raise TextError("type the model folder's path on the server / 请填写模型目录")
+        return self.manager.load_from(name, str(path).strip())
 
     def reload(self, token: str | None, proxied: bool = False) -> dict[str, Any]:
         """Soft restart: rebuild every loaded (or failed) model; failures keep the old one."""
@@ -281,6 +291,7 @@ def build_models_panel(manager: ModelManager, state: AppState, settings: Setting
     actions = actions or AdminActions(manager, state, settings)
     proc = psutil.Process(os.getpid())
     proc.cpu_percent(interval=None)  # first reading primes the counter
+    lang_in = [lang] if lang is not None else [gr.State("en")]
     with gr.Tab(t("tab_models"), id="models", elem_id="models-tab") as tab:
         intro = gr.Markdown(t("models_intro").format(idle=settings.idle_unload_s))
         table = gr.Dataframe(model_rows(manager), headers=model_headers("en"),
@@ -293,6 +304,7 @@ def build_models_panel(manager: ModelManager, state: AppState, settings: Setting
             unload_btn = gr.Button(t("unload_idle"), elem_id="unload-idle")
             restart_btn = gr.Button(t("restart_app"), variant="stop", elem_id="restart-app")
         status = gr.Markdown("", elem_id="admin-status")
+        build_folder_box(actions, token, lang_in, status, table)
         with gr.Group(visible=False, elem_id="restart-confirm") as confirm:
             what = gr.Markdown("")
             keep = gr.Checkbox(False, label=t("keep_outputs"), elem_id="keep-outputs")
@@ -301,7 +313,6 @@ def build_models_panel(manager: ModelManager, state: AppState, settings: Setting
                 no = gr.Button(t("cancel"), elem_id="restart-cancel")
         old_pid = gr.Textbox("", visible="hidden", elem_id="restart-old-pid")
         timer = gr.Timer(REFRESH_S)
-    lang_in = [lang] if lang is not None else [gr.State("en")]
 
     def refresh(lg: str):
         return (gr.update(value=model_rows(manager, lg), headers=model_headers(lg)),

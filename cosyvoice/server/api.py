@@ -57,6 +57,9 @@ class TtsBody(BaseModel):
     """Fields of ``POST /api/v1/tts`` (JSON body, or multipart form fields + ``prompt`` file)."""
 
     text: str = Field(description="text to speak (limit: settings max_text_chars)")
+    engine: str | None = Field(None, max_length=40, description="the engine that speaks "
+                               "(GET /api/v1/engines lists them); empty = the default engine, "
+                               "or the offline engine when the default failed to load")
     mode: str = Field("preset", max_length=40, description="one of the engine's modes "
                       "(GET /api/v1/engine lists them)")
     voice: str | None = Field(None, max_length=100, description="preset mode (and instruct "
@@ -75,8 +78,9 @@ class TtsBody(BaseModel):
 class SpeechBody(BaseModel):
     """OpenAI ``POST /v1/audio/speech``."""
 
-    model: str | None = Field(None, description="ignored beyond the listing of /v1/models: "
-                              "the app serves one engine")
+    model: str | None = Field(None, description="an engine id of /v1/models (cosyvoice2, "
+                              "cosyvoice3, cosyvoice-offline) picks that engine; other names "
+                              "(tts-1 ...) get the default engine")
     input: str
     voice: str = "alloy"
     response_format: Literal["mp3", "opus", "aac", "flac", "wav", "pcm"] = "mp3"
@@ -176,8 +180,9 @@ class Api:
     def streaming(self, req: SynthesisRequest, fmt: str) -> StreamingResponse:
         """Chunked audio; the first sentence is rendered before headers are sent, so a bad
         request still gets a proper 4xx instead of a broken stream."""
-        if not self.synth.capabilities.streaming:
-            raise TextError(f"the {self.synth.capabilities.name} engine does not stream; "
+        view, _ = self.synth.route(req)
+        if not view.capabilities.streaming:
+            raise TextError(f"the {view.capabilities.name} engine does not stream; "
                             "send stream=false")
         if fmt not in ("wav", "pcm16"):
             raise TextError("stream=true supports format wav or pcm16")
@@ -189,7 +194,7 @@ class Api:
         except BaseException as e:
             slot.__exit__(type(e), e, e.__traceback__)
             raise
-        sr = first.sample_rate if first is not None else self.synth.sample_rate
+        sr = first.sample_rate if first is not None else view.sample_rate
 
         def body() -> Iterator[bytes]:
             try:
@@ -235,14 +240,15 @@ def _request(body: TtsBody, prompt: Path | None) -> SynthesisRequest:
     return SynthesisRequest(text=body.text, mode=body.mode, voice=body.voice,
                             prompt_path=str(prompt) if prompt else None,
                             prompt_text=body.prompt_text, speed=body.speed, seed=body.seed,
-                            strength=body.strength, instruction=body.instruction)
+                            strength=body.strength, instruction=body.instruction,
+                            engine=body.engine or None)
 
 
 def _speech_voice(synth: Synthesizer, name: str) -> str | None:
     """Our voice (bundled, saved — saved names winning over OpenAI's — or a blend); an
     OpenAI voice name gives None: the engine's default for the text's language."""
     if name.lower() in OPENAI_VOICES and name not in synth.capabilities.voices and (
-            not synth.capabilities.saved_voices or synth.voices.find(name) is None):
+            synth.find_saved(name) is None):
         return None
     try:
         return synth.resolve_voice(name)[0]
@@ -252,9 +258,20 @@ def _speech_voice(synth: Synthesizer, name: str) -> str | None:
                         "af_bella:2+af_sky:1, or an OpenAI voice name") from None
 
 
-def engine_id(synth: Synthesizer) -> str:
-    """The model id the OpenAI surface lists: ``cosyvoice-<engine>``."""
-    return f"cosyvoice-{synth.capabilities.name}"
+def engine_id(synth: Synthesizer, name: str | None = None) -> str:
+    """The model id the OpenAI surface lists for an engine: its name where it starts with
+    ``cosyvoice`` (cosyvoice2, cosyvoice3), else ``cosyvoice-<engine>``."""
+    name = name or synth.capabilities.name
+    return name if name.startswith("cosyvoice") else f"cosyvoice-{name}"
+
+
+def model_engine(synth: Synthesizer, model: str | None) -> str | None:
+    """The engine an OpenAI ``model`` names (an id of :func:`engine_id` or an engine's own
+    name); None for any other model name (tts-1 ...): the default engine."""
+    for name in synth.engines:
+        if model in (name, engine_id(synth, name)):
+            return name
+    return None
 
 
 def tts_schema(synth: Synthesizer) -> dict:
@@ -298,27 +315,39 @@ def api_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
         """
         fmt = "pcm16" if body.response_format == "pcm" else body.response_format
         fmt = check_format(fmt)
-        voice = await run_in_threadpool(_speech_voice, synth, body.voice)
+        engine = model_engine(synth, body.model)
+        view, _ = synth.route(SynthesisRequest(text="", engine=engine))
+        voice = await run_in_threadpool(_speech_voice, view, body.voice)
         instruction = (body.instructions or "").strip()
-        if instruction and not synth.capabilities.instructions:
-            raise TextError(f"the {synth.capabilities.name} engine does not take "
+        if instruction and not view.capabilities.instructions:
+            raise TextError(f"the {view.capabilities.name} engine does not take "
                             "instructions; leave 'instructions' empty")
         req = SynthesisRequest(text=body.input, voice=voice, speed=body.speed,
                                mode="instruct" if instruction else "preset",
-                               instruction=instruction)
+                               instruction=instruction, engine=engine)
         return await api.until_drain_deadline(api.full, req, fmt)
 
     @router.get("/v1/models", tags=["openai"])
     def models() -> dict:
         return {"object": "list", "data": [
-            {"id": engine_id(synth), "object": "model", "created": 0, "owned_by": "local"},
+            *({"id": engine_id(synth, name), "object": "model", "created": 0,
+               "owned_by": "local"} for name in synth.engines),
             {"id": "tts-1", "object": "model", "created": 0, "owned_by": "local"}]}
 
-    @router.get("/api/v1/engine", tags=["tts"])
-    def engine() -> dict:
-        """The serving engine's capabilities: modes, languages, voices (saved ones too
-        where it takes them), streaming, instructions, seed determinism, sample rate."""
-        return {**synth.capabilities.to_dict(), "voices_saved": (
-            synth.voices.names() if synth.capabilities.saved_voices else [])}
+    @router.get("/api/v1/engine", tags=["tts"], responses=error_responses(422))
+    def engine(name: str | None = None) -> dict:
+        """An engine's capabilities (``?name=``; default: the default engine): modes,
+        languages, voices (saved ones too where it takes them), streaming, instructions,
+        seed determinism, sample rate."""
+        view = synth.using(name)
+        return {**view.capabilities.to_dict(), "voices_saved": view.saved_voice_names()}
+
+    @router.get("/api/v1/engines", tags=["tts"])
+    def engines() -> dict:
+        """Every served engine: state (READY, FAILED with its reason, UNLOADED ...), whether
+        it is the default, and its capabilities."""
+        return {"default": synth.default_engine, "engines": [
+            {**state, "capabilities": synth.using(state["name"]).capabilities.to_dict()}
+            for state in synth.engine_states()]}
 
     return router

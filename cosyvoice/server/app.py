@@ -34,7 +34,7 @@ def create_app(manager: ModelManager, synth: Synthesizer, state: AppState) -> Fa
     app.state.gate = gate
     install_error_handlers(app)
     app.add_middleware(DrainGuard, tracker=state.requests)
-    app.include_router(health_router(manager, state))
+    app.include_router(health_router(manager, state, synth.engine_states))
     app.include_router(api_router(synth, gate))
     admin = AdminActions(manager, state, settings)
     app.include_router(admin_router(admin))

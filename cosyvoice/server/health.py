@@ -5,6 +5,10 @@ the app is not draining, start-up loading is done, and every required model can 
 READY, or UNLOADED on purpose (``--no-preload``, idle unload, an admin's unload), which
 loads on its first use — that request waits for the load. The body names those models
 in ``loads_on_first_use``. A required model LOADING, UNLOADING or FAILED makes it 503.
+
+``engines`` lists every served engine with its state and FAILED reason. A CosyVoice engine's
+model is not required: a bad folder leaves it FAILED (requests that name no engine then go to
+the offline engine) while the app stays ready, so a watchdog never restart-loops on it.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
@@ -43,7 +48,8 @@ def readiness(manager: ModelManager, state: AppState) -> tuple[bool, str]:
     return (False, "models not ready: " + ", ".join(bad)) if bad else (True, "ready")
 
 
-def health_router(manager: ModelManager, state: AppState) -> APIRouter:
+def health_router(manager: ModelManager, state: AppState,
+                  engines: Callable[[], list[dict]] | None = None) -> APIRouter:
     router = APIRouter(tags=["health"])
 
     @router.get("/health/live")
@@ -57,7 +63,8 @@ def health_router(manager: ModelManager, state: AppState) -> APIRouter:
         ok, reason = readiness(manager, state)
         later = [m["name"] for m in models if m["required"] and m["state"] == "UNLOADED"]
         body = {"ready": ok, "status": reason, "pid": os.getpid(),
-                "loads_on_first_use": later, "models": models}
+                "loads_on_first_use": later, "models": models,
+                "engines": engines() if engines is not None else []}
         return JSONResponse(body, status_code=200 if ok else 503)
 
     return router

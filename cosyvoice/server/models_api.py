@@ -1,7 +1,9 @@
 """Model states and admin actions over REST, in the API's JSON error shape.
 
 ``GET /api/v1/models`` lists every model's state. ``POST /api/v1/models/{name}/load``,
-``/unload``, ``/reload`` and ``POST /api/v1/restart`` are admin actions: they check the
+``/unload``, ``/reload`` and ``POST /api/v1/restart`` are admin actions (``load`` and
+``reload`` of a folder model — a CosyVoice engine — take ``{"model_dir": "DIR"}`` to load
+another released folder): they check the
 token exactly like the ``/admin`` routes (:meth:`AdminActions.check_token`; header
 ``X-Admin-Token`` or ``Authorization: Bearer``; needed when the app listens beyond
 loopback) and share their restart cooldown.
@@ -17,9 +19,28 @@ from pydantic import BaseModel, Field
 
 from cosyvoice.errors import NotFoundError
 from cosyvoice.server.admin import AdminActions, _token_from, is_proxied
-from cosyvoice.server.errors import error_responses, json_object_or_empty
+from cosyvoice.server.errors import (
+    error_responses,
+    json_object_or_empty,
+    read_json,
+    validate_body,
+)
 
 TOKEN_HELP = "admin token (needed when the app listens beyond loopback)"
+
+
+class FolderBody(BaseModel):
+    model_dir: str | None = Field(None, min_length=1, max_length=1000, description=(
+        "a released CosyVoice folder on the server to load this model from (folder models "
+        "only; GET /api/v1/models shows each model's location)"))
+
+
+async def folder_body(request: Request) -> str | None:
+    """The optional ``model_dir`` of a load/reload body (no body: none)."""
+    raw = await request.body()
+    if not raw.strip():
+        return None
+    return validate_body(FolderBody, read_json(raw)).model_dir
 
 
 class RestartBody(BaseModel):
@@ -47,13 +68,18 @@ def models_router(actions: AdminActions) -> APIRouter:
         return {"models": manager.states(), "token_required": actions.token_required}
 
     @router.post("/models/{name}/load", responses=error_responses(400, 403, 404, 422, 503),
-                 dependencies=[Depends(json_object_or_empty)])
-    def load(request: Request, name: str,
+                 openapi_extra={"requestBody": {"content": {"application/json": {
+                     "schema": FolderBody.model_json_schema()}}}})
+    def load(request: Request, name: str, model_dir: str | None = Depends(folder_body),
              x_admin_token: str | None = Header(None, description=TOKEN_HELP),
              authorization: str | None = Header(None)) -> dict:
-        """Load a model if it is not READY (503 with the reason when loading fails)."""
+        """Load a model if it is not READY (503 with the reason when loading fails); with
+        ``model_dir``, (re)load a folder model from that folder."""
         admin(request, name, x_admin_token, authorization)
-        manager.load(name)
+        if model_dir:
+            manager.load_from(name, model_dir)
+        else:
+            manager.load(name)
         return {"model": state_of(name)}
 
     @router.post("/models/{name}/unload", responses=error_responses(400, 403, 404, 422),
@@ -67,13 +93,16 @@ def models_router(actions: AdminActions) -> APIRouter:
         return {"model": state_of(name), "report": report}
 
     @router.post("/models/{name}/reload", responses=error_responses(400, 403, 404, 422, 503),
-                 dependencies=[Depends(json_object_or_empty)])
-    def reload(request: Request, name: str,
+                 openapi_extra={"requestBody": {"content": {"application/json": {
+                     "schema": FolderBody.model_json_schema()}}}})
+    def reload(request: Request, name: str, model_dir: str | None = Depends(folder_body),
                x_admin_token: str | None = Header(None, description=TOKEN_HELP),
                authorization: str | None = Header(None)) -> dict:
-        """Build a fresh instance and swap it in; on failure the old one keeps serving."""
+        """Build a fresh instance and swap it in; on failure the old one keeps serving
+        (with ``model_dir``: from that folder, which replaces the old one on success)."""
         admin(request, name, x_admin_token, authorization)
-        report = manager.reload(name)
+        report = (manager.load_from(name, model_dir) if model_dir
+                  else manager.reload(name))
         return {"model": state_of(name), "report": report}
 
     @router.post("/restart", status_code=202, responses=error_responses(400, 403, 422, 503))

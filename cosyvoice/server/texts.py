@@ -24,6 +24,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     ),
     "ui_lang": ("Interface language", "界面语言"),
     "mode": ("Mode", "推理模式"),
+    "engine": ("Engine", "合成引擎"),
     "mode_preset": ("Preset voice", "预训练音色"),
     "mode_clone": ("3-second cloning", "3s极速复刻"),
     "step_preset": (
@@ -156,6 +157,12 @@ TEXTS: dict[str, tuple[str, str]] = {
     "admin_token": ("Admin token (needed because the app listens beyond this machine)",
                     "管理员令牌（应用对外监听时需要）"),
     "reload_models": ("Reload models", "重新加载模型"),
+    "folder_model": ("Model loaded from a folder", "从目录加载的模型"),
+    "folder_path": ("Released CosyVoice folder on the server (e.g. "
+                    "/models/Fun-CosyVoice3-0.5B-2512)",
+                    "服务器上的 CosyVoice 官方模型目录（如 /models/Fun-CosyVoice3-0.5B-2512）"),
+    "load_folder": ("Load folder", "加载目录"),
+    "folder_loaded": ("**{name}** is READY from {path}.", "**{name}** 已从 {path} 加载完成。"),
     "unload_idle": ("Unload idle models", "卸载空闲模型"),
     "restart_app": ("Restart application", "重启应用"),
     "restart_what": (

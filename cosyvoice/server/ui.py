@@ -17,7 +17,6 @@ import threading
 import time
 from collections import OrderedDict
 from contextlib import nullcontext
-from datetime import datetime
 
 import gradio as gr
 import numpy as np
@@ -30,6 +29,7 @@ from cosyvoice.pipeline import SynthesisRequest, Synthesizer
 from cosyvoice.server.admin import AdminActions, build_models_panel
 from cosyvoice.server.gate import SynthesisGate
 from cosyvoice.server.texts import bilingual, t
+from cosyvoice.server.ui_history import history_table, remember, show_result
 from cosyvoice.voice.blend import is_blend_spec
 from cosyvoice.voice.store import save_from_blend, save_from_prompt
 
@@ -40,7 +40,6 @@ MODE_KEYS = {"preset": "mode_preset", "clone": "mode_clone",
 STEP_KEYS = {"preset": "step_preset", "clone": "step_clone",
              "cross_lingual": "step_xlingual", "instruct": "step_instruct"}
 INSTRUCTION_MAX_CHARS = 300
-HISTORY_MAX = 20  # results kept in a session's history list
 HISTORY_COLS = ("col_n", "col_time", "col_mode", "col_text", "col_seconds", "col_file")
 
 
@@ -50,12 +49,10 @@ def _mode_choices(caps: Capabilities, lang: str) -> list[tuple[str, str]]:
 
 
 def _voice_choices(synth: Synthesizer, lang: str = "en") -> list[tuple[str, str]]:
-    """The engine's voices, then every saved voice where the engine takes them (read from
-    the store on each call)."""
-    caps = synth.capabilities
-    saved = ([(f"{name} · {t('saved_label', lang)}", name) for name in synth.voices.names()]
-             if caps.saved_voices else [])
-    return [(label, key) for key, label in caps.voices.items()] + saved
+    """The engine's voices, then the saved voices of this engine (read from the store on
+    each call)."""
+    saved = [(f"{name} · {t('saved_label', lang)}", name) for name in synth.saved_voice_names()]
+    return [(label, key) for key, label in synth.capabilities.voices.items()] + saved
 
 
 class SessionFailures:
@@ -120,11 +117,12 @@ def _parse_seed(seed) -> int | None:
 
 
 def _request(mode, text, voice, prompt_audio, prompt_text, speed, seed, strength,
-             instruction) -> SynthesisRequest:
+             instruction, engine=None) -> SynthesisRequest:
     return SynthesisRequest(text=text or "", mode=mode or "preset", voice=voice or None,
                             prompt_path=prompt_audio, prompt_text=prompt_text or "",
                             speed=float(speed), seed=_parse_seed(seed),
-                            strength=float(strength), instruction=instruction or "")
+                            strength=float(strength), instruction=instruction or "",
+                            engine=engine or None)
 
 
 def _status(audio_s: float, elapsed_s: float, sentences: int, name: str,
@@ -135,16 +133,6 @@ def _status(audio_s: float, elapsed_s: float, sentences: int, name: str,
     return status + "".join(f"\n\n{n}" for n in notes)
 
 
-def remember(history: list[dict] | None, path: str, req: SynthesisRequest,
-             seconds: float) -> list[dict]:
-    """This session's history with one more result, newest last, at most HISTORY_MAX."""
-    history = list(history or [])
-    n = (history[-1]["n"] + 1) if history else 1
-    entry = {"n": n, "time": datetime.now().strftime("%H:%M:%S"), "path": path,
-             "mode": req.mode, "text": req.text, "seconds": round(seconds, 2)}
-    return [*history, entry][-HISTORY_MAX:]
-
-
 def make_generate(synth: Synthesizer, gate: SynthesisGate | None = None):
     """The event handler: UI values → SynthesisRequest → (wav path, status, history).
 
@@ -153,10 +141,11 @@ def make_generate(synth: Synthesizer, gate: SynthesisGate | None = None):
     def generate(mode: str, text: str, voice: str, prompt_audio: str | None,
                  prompt_text: str, speed: float, seed, strength: float,
                  instruction: str | None = None, history: list[dict] | None = None,
-                 request: gr.Request = None, progress=gr.Progress()):
+                 engine: str | None = None, request: gr.Request = None,
+                 progress=gr.Progress()):
         try:
             req = _request(mode, text, voice, prompt_audio, prompt_text, speed, seed,
-                           strength, instruction)
+                           strength, instruction, engine)
             progress(0.0, desc="checking input")
             with gate.slot() if gate is not None else nullcontext():
                 result = synth.synthesize(req, progress=lambda f, d: progress(f, desc=d))
@@ -186,12 +175,13 @@ def make_generate_stream(synth: Synthesizer, gate: SynthesisGate | None = None):
     def generate_stream(mode: str, text: str, voice: str, prompt_audio: str | None,
                         prompt_text: str, speed: float, seed, strength: float,
                         instruction: str | None = None, history: list[dict] | None = None,
-                        request: gr.Request = None, progress=gr.Progress()):
+                        engine: str | None = None, request: gr.Request = None,
+                        progress=gr.Progress()):
         if not streaming_available():
             raise user_error(bilingual("stream_no_ffmpeg"), "generate_stream", request)
         try:
             req = _request(mode, text, voice, prompt_audio, prompt_text, speed, seed,
-                           strength, instruction)
+                           strength, instruction, engine)
         except CosyVoiceError as e:
             raise user_error(str(e), "generate_stream", request) from None
         t0 = time.perf_counter()
@@ -201,6 +191,7 @@ def make_generate_stream(synth: Synthesizer, gate: SynthesisGate | None = None):
         try:
             with gate.slot() if gate is not None else nullcontext():
                 for chunk in synth.stream(req):
+                    sr = chunk.sample_rate  # the engine that answered (a fallback's rate)
                     pieces.append(chunk.wav)
                     notes.extend(chunk.notes)
                     progress((chunk.index + 1) / chunk.total,
@@ -219,12 +210,16 @@ def make_generate_stream(synth: Synthesizer, gate: SynthesisGate | None = None):
     return generate_stream
 
 
-def make_save_voice(synth: Synthesizer):
-    """Save the prompt's voice profile under a name; the voice list (with the new voice
-    selected) is refreshed."""
+def make_save_voice(engines: Synthesizer):
+    """Save the prompt's voice (as the chosen engine measures it) under a name; the voice
+    list (with the new voice selected) is refreshed."""
 
     def save_voice(name: str, prompt_audio: str | None, prompt_text: str, voice: str | None,
-                   mode: str, lang: str):
+                   mode: str, lang: str, engine: str | None = None):
+        try:
+            synth = engines.using(engine)
+        except CosyVoiceError as e:
+            raise user_error(str(e), "save_voice") from None
         blend = (mode in synth.capabilities.voice_modes and not prompt_audio
                  and is_blend_spec(voice))
         if not prompt_audio and not blend:
@@ -239,33 +234,6 @@ def make_save_voice(synth: Synthesizer):
                 gr.update(choices=_voice_choices(synth, lang), value=saved.name))
 
     return save_voice
-
-
-def show_result(history: list[dict] | None):
-    """The newest result's picture, the history table and the replay dropdown."""
-    if not history:
-        return gr.skip(), [], gr.update(choices=[])
-    from cosyvoice.server.plots import result_picture
-
-    newest = history[-1]
-    wav, sr = sf.read(newest["path"], dtype="float32")
-    return (result_picture(wav, sr), history_table(history),
-            gr.update(choices=_history_choices(history), value=newest["path"]))
-
-
-def history_table(history: list[dict] | None) -> list[list]:
-    """Rows (newest first): number, time, mode, text (cut), seconds, file name."""
-    history = history or []
-    return _history_table(history)
-
-
-def _history_table(history: list[dict]) -> list[list]:
-    return [[h["n"], h["time"], h["mode"], h["text"][:60], h["seconds"],
-             h["path"].rsplit("/", 1)[-1]] for h in reversed(history)]
-
-
-def _history_choices(history: list[dict]) -> list[tuple[str, str]]:
-    return [(f"{h['n']}. {h['time']} · {h['text'][:40]}", h["path"]) for h in reversed(history)]
 
 
 def dialect_markdown(lang: str = "en") -> str:
@@ -310,7 +278,7 @@ def build_ui(synth: Synthesizer, gate: SynthesisGate | None = None,
     """The Synthesis tab, plus the Models tab when ``admin`` actions are given."""
     settings = synth.settings
     with gr.Blocks(title="CosyVoice WebUI", delete_cache=(3600, 3600)) as demo:
-        c = _SynthesisTab(synth.capabilities)
+        c = _SynthesisTab(synth)
         c.header()
         with gr.Tab(t("tab_synthesis"), id="synthesis", elem_id="synthesis-tab") as synth_tab:
             with gr.Row():
@@ -319,7 +287,7 @@ def build_ui(synth: Synthesizer, gate: SynthesisGate | None = None,
                 with gr.Column(scale=2):
                     c.outputs()
         c.wire(synth, gate)
-        demo.load(lambda lg: gr.update(choices=_voice_choices(synth, lg)), c.ui_lang, c.voice,
+        demo.load(c.on_engine_voices, [c.ui_lang, c.engine], c.voice,
                   api_name=False, queue=False)  # saved voices, as of this page load
         c.ui_lang.change(lambda lg: gr.update(label=t("tab_synthesis", lg)), c.ui_lang,
                          synth_tab, api_name=False, queue=False)
@@ -334,8 +302,15 @@ class _SynthesisTab:
     """The Synthesis tab's components (built in a Blocks context) and their events, as the
     engine's capabilities allow."""
 
-    def __init__(self, caps: Capabilities) -> None:
-        self.caps = caps
+    def __init__(self, synth: Synthesizer) -> None:
+        self.synth = synth
+        self.caps = synth.capabilities  # the default engine's, which the page opens with
+
+    def caps_of(self, engine: str | None) -> Capabilities:
+        return self.synth.using(engine).capabilities
+
+    def on_engine_voices(self, lang: str, engine: str | None):
+        return gr.update(choices=_voice_choices(self.synth.using(engine), lang))
 
     def header(self) -> None:
         self.title = gr.Markdown(t("title"))
@@ -346,6 +321,9 @@ class _SynthesisTab:
     def inputs(self, synth: Synthesizer, max_text_chars: int) -> None:
         first = self.caps.modes[0]
         v = _visibility(self.caps, first)
+        engines = [(e.capabilities.label, name) for name, e in synth.engines.items()]
+        self.engine = gr.Radio(engines, value=synth.default_engine, label=t("engine"),
+                               visible=len(engines) > 1, elem_id="engine")
         self.mode = gr.Radio(_mode_choices(self.caps, "en"), value=first, label=t("mode"),
                              elem_id="mode")
         self.step = gr.Markdown(t(STEP_KEYS.get(first, "step_preset")), elem_id="step")
@@ -413,7 +391,7 @@ class _SynthesisTab:
 
     def wire(self, synth: Synthesizer, gate: SynthesisGate | None) -> None:
         args = [self.mode, self.text, self.voice, self.prompt, self.prompt_text, self.speed,
-                self.seed, self.strength, self.instruction, self.history]
+                self.seed, self.strength, self.instruction, self.history, self.engine]
         shown = [self.picture, self.history_table, self.history_pick]
         # Each click first shows "Generating…" (at once, outside the queue), so the status
         # always belongs to the latest click, and a failure replaces it with the reason.
@@ -435,28 +413,41 @@ class _SynthesisTab:
                                  api_name=False, queue=False)
         self.save_btn.click(make_save_voice(synth),
                             [self.save_name, self.prompt, self.prompt_text, self.voice,
-                             self.mode, self.ui_lang],
+                             self.mode, self.ui_lang, self.engine],
                             [self.save_status, self.voice], api_name="save_voice",
                             concurrency_id="synthesis")
-        self.mode.change(self.on_mode, [self.mode, self.ui_lang], self._mode_targets(),
-                         api_name=False, queue=False)
+        self.mode.change(self.on_mode, [self.mode, self.ui_lang, self.engine],
+                         self._mode_targets(), api_name=False, queue=False)
+        self.engine.change(self.on_engine, [self.engine, self.ui_lang],
+                           [self.mode, self.voice, self.stream], api_name=False, queue=False)
         self.stream.change(lambda s: (gr.update(visible=not s), gr.update(visible=s),
                                       gr.update(visible=not s), gr.update(visible=s)),
                            self.stream, [self.generate_btn, self.stream_btn, self.output,
                                          self.stream_output], api_name=False, queue=False)
         self.dice.click(lambda: str(random.randint(0, SEED_MAX)), None, self.seed,
                         api_name=False, queue=False)
-        self.ui_lang.change(self.on_lang, [self.ui_lang, self.mode], self._lang_targets(),
+        self.ui_lang.change(self.on_lang, [self.ui_lang, self.mode, self.engine],
+                            self._lang_targets(),
                             api_name=False, queue=False)
-        refresh = lambda lang: gr.update(choices=_voice_choices(synth, lang))  # noqa: E731
-        self.voice.focus(refresh, self.ui_lang, self.voice, api_name=False, queue=False)
+        self.voice.focus(self.on_engine_voices, [self.ui_lang, self.engine], self.voice,
+                         api_name=False, queue=False)
+
+    def on_engine(self, engine: str, lang: str):
+        """Another engine: its modes (the mode's change event then shows its inputs), its
+        voices and whether it streams."""
+        caps = self.caps_of(engine)
+        return (gr.update(choices=_mode_choices(caps, lang), value=caps.modes[0]),
+                gr.update(choices=_voice_choices(self.synth.using(engine), lang),
+                          value=caps.default_voice or None,
+                          allow_custom_value=bool(caps.blend_voices)),
+                gr.update(visible=caps.streaming))
 
     def _mode_targets(self) -> list:
         return [self.step, self.voice, self.prompt, self.prompt_text, self.strength,
                 self.instruction, self.dialects, self.save_row]
 
-    def on_mode(self, m: str, lang: str):
-        v = _visibility(self.caps, m)
+    def on_mode(self, m: str, lang: str, engine: str | None = None):
+        v = _visibility(self.caps_of(engine), m)
         return (gr.update(value=t(STEP_KEYS.get(m, "step_preset"), lang)),
                 gr.update(visible=v["voice"]), gr.update(visible=v["prompt"]),
                 gr.update(visible=v["prompt_text"]), gr.update(visible=v["strength"]),
@@ -464,23 +455,25 @@ class _SynthesisTab:
                 gr.update(visible=v["save"]))
 
     def _lang_targets(self) -> list:
-        return [self.title, self.limits, self.ui_lang, self.mode, self.step, self.text,
+        return [self.title, self.limits, self.ui_lang, self.engine, self.mode, self.step,
+                self.text,
                 self.voice, self.prompt, self.prompt_text, self.speed, self.strength,
                 self.seed, self.dice, self.generate_btn, self.output, self.instruction,
                 self.dialects, self.dialect_table, self.save_name, self.save_btn,
                 self.stream, self.stream_btn, self.stream_output, self.picture,
                 self.history_box, self.history_pick, self.history_audio]
 
-    def on_lang(self, lang: str, m: str):
+    def on_lang(self, lang: str, m: str, engine: str | None = None):
         L = lambda key: gr.update(label=t(key, lang))  # noqa: E731
         V = lambda key: gr.update(value=t(key, lang))  # noqa: E731
-        return (V("title"), V("limits"), L("ui_lang"),
-                gr.update(label=t("mode", lang), choices=_mode_choices(self.caps, lang),
+        caps = self.caps_of(engine)
+        return (V("title"), V("limits"), L("ui_lang"), L("engine"),
+                gr.update(label=t("mode", lang), choices=_mode_choices(caps, lang),
                           value=m),
                 V(STEP_KEYS.get(m, "step_preset")),
                 gr.update(label=t("text", lang), placeholder=t("text_ph", lang)),
                 gr.update(label=t("voice", lang), info=t("voice_blend_info", lang)
-                          if self.caps.blend_voices else None),
+                          if caps.blend_voices else None),
                 L("prompt"), L("prompt_text"), L("speed"), L("strength"),
                 gr.update(label=t("seed", lang), placeholder=t("seed_ph", lang)), V("dice"),
                 V("generate"), L("output"),

@@ -104,9 +104,11 @@ def voices_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
         name, transcript = form.get("name"), form.get("transcript") or ""
         if not isinstance(name, str):
             raise VoiceNameError("give the voice a name in the form field 'name'")
+        engine = form.get("engine")  # the engine that measures it and alone offers it
+        view = synth.using(engine if isinstance(engine, str) and engine else None)
         path = await api.save_upload(upload)
         try:
-            voice = await run_in_threadpool(_save, synth, gate, name, path, str(transcript))
+            voice = await run_in_threadpool(_save, view, gate, name, path, str(transcript))
         finally:
             discard_upload(path)
         return _summary(voice)

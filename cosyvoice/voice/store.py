@@ -11,6 +11,13 @@ Layout, one folder per voice under ``settings.voices_dir`` (``models/voices/``):
         prompt.wav             the validated prompt: trimmed, peak-normalized, 16-bit mono
       my-blend-0b1c2d3e/
         profile.json           {"name", "created", "blend": {"spec", "weights"}} (no prompt)
+      cv-voice-5e6f7a8b/       a voice of an engine that keeps its own form (CosyVoice)
+        profile.json           {"name", "created", "engine", "transcript", "prompt": {...}}
+        prompt.wav
+        voice.pt               the engine's voice: a dict of tensors (spk2info form)
+
+Every voice records the engine that measured it (``"engine"``; older voices are the offline
+engine's), and only that engine offers it.
 
 A voice is written into a hidden ``.tmp-*`` folder and renamed into place, so a reader or
 a crash never sees half a voice; a delete renames the folder away before removing it.
@@ -50,6 +57,8 @@ NAME_MAX = 40
 TRANSCRIPT_MAX = 500
 PROFILE_FILE = "profile.json"
 PROMPT_FILE = "prompt.wav"
+ENGINE_VOICE_FILE = "voice.pt"
+OFFLINE = "offline"
 # Letters and digits of any script, then also space, '-', '_', '.'; first character a
 # letter or digit, so no name can be '.', '..' or hidden; '/' and '\\' can never occur.
 _NAME_RE = re.compile(r"[^\W_][\w .-]*")
@@ -71,18 +80,30 @@ class SavedVoice:
     profile: VoiceProfile | None
     blend: Blend | None = None  # a saved blend (then no prompt and no profile)
     clone: CloneTarget | None = None  # its place in Kokoro's voice space (cloning v2)
+    engine: str = OFFLINE  # the engine that measured it, the only one that offers it
 
     @property
     def prompt_path(self) -> Path:
         return self.path / PROMPT_FILE
 
+    def engine_voice(self) -> dict[str, Any]:
+        """The engine's own form of this voice (``voice.pt``, tensors only)."""
+        import torch
+
+        return torch.load(self.path / ENGINE_VOICE_FILE, map_location="cpu", weights_only=True)
+
     def summary(self) -> dict[str, Any]:
         """JSON-friendly description (no mel statistics)."""
         p = self.profile
-        if p is None:
+        if self.blend is not None:
             return {"name": self.name, "kind": "blend", "created": round(self.created, 3),
-                    "blend": self.blend.spec if self.blend else None}
-        return {"name": self.name, "kind": "saved", "created": round(self.created, 3),
+                    "blend": self.blend.spec}  # the offline engine's (Kokoro voices)
+        if p is None:
+            return {"name": self.name, "kind": "saved", "created": round(self.created, 3),
+                    "engine": self.engine, "transcript": self.transcript,
+                    "prompt_seconds": self.prompt.get("seconds")}
+        return {"name": self.name, "kind": "saved", "engine": self.engine,
+                "created": round(self.created, 3),
                 "transcript": self.transcript, "prompt_seconds": self.prompt.get("seconds"),
                 "f0_median_hz": _finite(p.f0_median_hz, 1),
                 "f0_range_st": _finite(p.f0_range_st, 2),
@@ -168,21 +189,36 @@ class VoiceStore:
         return voice
 
     # ---- changing ---------------------------------------------------------------------
-    def save(self, name: str, wav: np.ndarray, sr: int, voice: VoiceProfile | PromptVoice,
-             transcript: str = "", notes: list[str] | None = None) -> SavedVoice:
-        """Store a validated prompt ``(T,)`` at ``sr`` and what the engine measured of it
-        (its profile, and with cloning v2 its place in Kokoro's voice space) under ``name``."""
-        profile = voice.profile if isinstance(voice, PromptVoice) else voice
-        target = voice.target if isinstance(voice, PromptVoice) else None
+    def save(self, name: str, wav: np.ndarray, sr: int,
+             voice: VoiceProfile | PromptVoice | dict, transcript: str = "",
+             notes: list[str] | None = None, engine: str = OFFLINE) -> SavedVoice:
+        """Store a validated prompt ``(T,)`` at ``sr`` and what ``engine`` measured of it
+        under ``name``: the offline engine's profile (and with cloning v2 its place in
+        Kokoro's voice space), or another engine's own form (a dict of tensors, voice.pt)."""
         name = check_name(name, self.reserved)
         transcript = _check_transcript(transcript)
-        meta = {"name": name, "created": time.time(), "transcript": transcript,
+        meta = {"name": name, "created": time.time(), "engine": engine,
+                "transcript": transcript,
                 "prompt": {"file": PROMPT_FILE, "sample_rate": int(sr),
-                           "seconds": round(len(wav) / sr, 3), "notes": list(notes or [])},
-                "profile": profile.to_dict()}
-        if target is not None:
-            meta["space"] = target.to_dict()
-        self._add(name, meta, lambda tmp: write_wav_atomic(tmp / PROMPT_FILE, wav, sr))
+                           "seconds": round(len(wav) / sr, 3), "notes": list(notes or [])}}
+        if isinstance(voice, dict):
+            own = voice
+
+            def write(tmp: Path) -> None:
+                import torch
+
+                write_wav_atomic(tmp / PROMPT_FILE, wav, sr)
+                torch.save(own, tmp / ENGINE_VOICE_FILE)
+        else:
+            profile = voice.profile if isinstance(voice, PromptVoice) else voice
+            target = voice.target if isinstance(voice, PromptVoice) else None
+            meta["profile"] = profile.to_dict()
+            if target is not None:
+                meta["space"] = target.to_dict()
+
+            def write(tmp: Path) -> None:
+                write_wav_atomic(tmp / PROMPT_FILE, wav, sr)
+        self._add(name, meta, write)
         logger.info("saved voice %r (%.1f s prompt)", name, len(wav) / sr)
         return self.get(name)
 
@@ -266,16 +302,21 @@ class VoiceStore:
 
 def _read(folder: Path) -> SavedVoice:
     meta = json.loads((folder / PROFILE_FILE).read_text(encoding="utf-8"))
+    engine = str(meta.get("engine", OFFLINE))
     if "blend" in meta and "profile" not in meta:
         return SavedVoice(name=str(meta["name"]), path=folder, created=float(meta["created"]),
                           transcript="", prompt={}, profile=None,
-                          blend=Blend.from_weights(meta["blend"]["weights"]))
+                          blend=Blend.from_weights(meta["blend"]["weights"]), engine=engine)
     if not (folder / PROMPT_FILE).is_file():
         raise ValueError("prompt.wav is missing")
+    if "profile" not in meta and not (folder / ENGINE_VOICE_FILE).is_file():
+        raise ValueError(f"{ENGINE_VOICE_FILE} is missing")
     return SavedVoice(name=str(meta["name"]), path=folder, created=float(meta["created"]),
                       transcript=str(meta.get("transcript", "")), prompt=dict(meta["prompt"]),
-                      profile=VoiceProfile.from_dict(meta["profile"]),
-                      clone=CloneTarget.from_dict(meta["space"]) if "space" in meta else None)
+                      profile=(VoiceProfile.from_dict(meta["profile"]) if "profile" in meta
+                               else None),
+                      clone=CloneTarget.from_dict(meta["space"]) if "space" in meta else None,
+                      engine=engine)
 
 
 def _finite(x: float, digits: int) -> float | None:
@@ -297,8 +338,9 @@ def save_from_prompt(store: VoiceStore, synth: Any, name: str, prompt_path: str 
     if len(store.list()) >= store.max_voices:
         raise ConflictError(f"the most saved voices ({store.max_voices}) are stored; delete "
                             "one first")
-    prompt, voice = synth.prompt_profile(Path(prompt_path))
-    return store.save(name, prompt.wav, prompt.sr, voice, transcript, prompt.notes)
+    prompt, voice = synth.prompt_profile(Path(prompt_path), transcript)
+    return store.save(name, prompt.wav, prompt.sr, voice, transcript, prompt.notes,
+                      engine=synth.capabilities.name)
 
 
 def save_from_blend(store: VoiceStore, synth: Any, name: str, spec: str) -> SavedVoice:

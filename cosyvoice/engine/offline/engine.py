@@ -88,7 +88,7 @@ class OfflineEngine:
         self._space_read = False
 
     # ---- voices -----------------------------------------------------------------------
-    def voice_from_prompt(self, prompt: PromptAudio) -> PromptVoice:
+    def voice_from_prompt(self, prompt: PromptAudio, prompt_text: str = "") -> PromptVoice:
         """The prompt's :class:`~cosyvoice.voice.space.PromptVoice` (cached by audio): its
         profile and, when Kokoro's voice space is measured, the blends of its nearest
         voices per language — what a saved voice stores."""

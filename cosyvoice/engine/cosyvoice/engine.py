@@ -1,0 +1,168 @@
+"""The CosyVoice engine's model spec and its synthesis over :class:`CosyVoiceSynth`.
+
+Each sentence (already cleaned, split and normalized by our frontend) becomes the runtime's
+inputs through the synth's mode method — ``zero_shot`` (clone: prompt + transcript),
+``cross_lingual`` (prompt), ``instruct2`` (prompt + instruction), ``sft`` (a spk2info speaker)
+or ``with_voice`` (a saved voice) — and its chunks are yielded as :class:`EngineChunk`s.
+The validated prompt (at the engine's 24 kHz) is resampled to 16 kHz for the speech tokenizer
+and CAM++ with the project's resampler.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from cosyvoice.audio.io import resample
+from cosyvoice.engine.base import EngineChunk, EngineRequest
+from cosyvoice.engine.cosyvoice import capabilities, folder_speakers
+from cosyvoice.errors import PromptError, TextError
+from cosyvoice.frontend.plan import Sentence
+from cosyvoice.lifecycle.manager import ModelLocation, ModelManager, ModelSpec
+from cosyvoice.speaker.validation import PromptAudio
+
+logger = logging.getLogger(__name__)
+
+TOKENIZER_RATE = 16000  # the speech tokenizer's and CAM++'s input rate
+
+
+def model_spec(version: int, model_dir: str) -> ModelSpec:
+    """The engine's one managed model, ``cosyvoice<version>``, loaded from ``model_dir`` (or
+    the folder an admin chooses later); not required for readiness."""
+    name = f"cosyvoice{version}"
+    location = ModelLocation(str(model_dir or ""))
+
+    def load(device: str):
+        from cosyvoice.runtime.folder import ModelFolderError
+
+        if not location.path:
+            raise ModelFolderError(
+                f"no model folder is set for {name}: start the app with --model-dir DIR, or "
+                f"load one in the models panel (POST /api/v1/models/{name}/load with "
+                f'{{"model_dir": "DIR"}}) / 未设置 {name} 模型目录：启动时加 --model-dir，'
+                "或在模型面板中加载")
+        from cosyvoice.runtime.synthesis import CosyVoiceSynth
+
+        return CosyVoiceSynth.load(Path(location.path).expanduser(), version, device)
+
+    return ModelSpec(name, load, f"CosyVoice{version} released folder (LLM · flow · HiFT)",
+                     required=False, location=location)
+
+
+def spoken_text(sentence: Sentence) -> str:
+    """The sentence as our frontend normalized it: its language runs joined (a space only
+    between two Latin-script runs)."""
+    out = ""
+    for run in sentence.runs:
+        text = run.text.strip()
+        if out and text and (out[-1].isascii() and text[0].isascii()):
+            out += " "
+        out += text
+    return out or sentence.text
+
+
+@contextmanager
+def input_errors() -> Iterator[None]:
+    """The runtime's input errors (a ValueError, English + Chinese) as the request's 422."""
+    from cosyvoice.runtime.frontend import ModelInputError
+
+    try:
+        yield
+    except ModelInputError as e:
+        raise TextError(str(e)) from e
+
+
+class CosyVoiceEngine:
+    """Synthesis with the ``cosyvoice<version>`` model of the one ModelManager."""
+
+    def __init__(self, manager: ModelManager, version: int) -> None:
+        self.manager = manager
+        self.version = version
+        self.model = f"cosyvoice{version}"
+        self._caps_key: tuple | None = None
+        self._caps = capabilities(version)
+
+    @property
+    def capabilities(self):
+        """Capabilities with the current folder's spk2info speakers (re-read when the
+        folder or its spk2info.pt changes)."""
+        path = self.manager.location(self.model) or ""
+        spk2info = Path(path).expanduser() / "spk2info.pt" if path else None
+        try:
+            stamp = os.stat(spk2info).st_mtime_ns if spk2info else None
+        except OSError:
+            stamp = None
+        if (path, stamp) != self._caps_key:
+            self._caps = capabilities(self.version, folder_speakers(path))
+            self._caps_key = (path, stamp)
+        return self._caps
+
+    # ---- synthesis --------------------------------------------------------------------
+    def synthesize(self, request: EngineRequest) -> Iterator[EngineChunk]:
+        synth = self.manager.get(self.model)  # a folder that fails to load: 503 now
+        inputs = self._inputs(synth, request)  # checks the request before any chunk
+
+        def chunks() -> Iterator[EngineChunk]:
+            for i, sentence in enumerate(request.sentences):
+                with torch.inference_mode(), input_errors():
+                    pieces = [p.detach().to("cpu", torch.float32).numpy().reshape(-1)
+                              for p in synth.tts(inputs(spoken_text(sentence)), stream=False,
+                                                 speed=request.speed, seed=request.seed)]
+                for j, wav in enumerate(pieces):
+                    yield EngineChunk(i, wav, final=j == len(pieces) - 1)
+                if not pieces:
+                    yield EngineChunk(i, np.zeros(0, np.float32))
+
+        return chunks()
+
+    def _inputs(self, synth: Any, req: EngineRequest) -> Callable[[str], dict]:
+        """text → the runtime's inputs for the request's mode."""
+        if req.prompt is not None:
+            p16, p24 = self.prompt_tensors(req.prompt)
+            if req.mode == "clone":
+                return lambda text: synth.zero_shot(text, req.prompt_text, p16, p24)
+            if req.mode == "instruct":
+                return lambda text: synth.instruct2(text, req.instruction, p16, p24)
+            return lambda text: synth.cross_lingual(text, p16, p24)
+        saved = req.saved_voice
+        if saved is None and req.voice not in synth.speakers:
+            raise PromptError(
+                f"the {self.model} engine needs a prompt recording, a saved voice of this "
+                f"engine or one of the folder's preset voices "
+                f"({', '.join(synth.speakers) or 'this folder has none'}) / 需要参考音频、"
+                "本引擎保存的音色或模型目录中的预置音色")
+        if req.mode == "instruct":  # a saved or preset voice, told how to speak
+            voice = saved.engine_voice() if saved is not None else synth.spk2info[req.voice]
+            return lambda text: synth.with_voice(text, voice, "instruct2", req.instruction)
+        if saved is not None:
+            voice = saved.engine_voice()
+            return lambda text: synth.with_voice(text, voice, "zero_shot")
+        return lambda text: synth.sft(text, req.voice)
+
+    @staticmethod
+    def prompt_tensors(prompt: PromptAudio) -> tuple[torch.Tensor, torch.Tensor]:
+        """The validated prompt as float32 ``(1, T)`` tensors at 16 kHz and 24 kHz."""
+        wav = np.asarray(prompt.wav, np.float32)
+        p24 = wav if prompt.sr == 24000 else resample(wav, prompt.sr, 24000)
+        p16 = resample(wav, prompt.sr, TOKENIZER_RATE)
+        return (torch.from_numpy(np.ascontiguousarray(p16, np.float32))[None],
+                torch.from_numpy(np.ascontiguousarray(p24, np.float32))[None])
+
+    # ---- voices -----------------------------------------------------------------------
+    def voice_from_prompt(self, prompt: PromptAudio, prompt_text: str = "") -> dict:
+        """The voice in spk2info form (speech tokens, prompt mel, speaker embedding and the
+        transcript's ids), saved as voice.pt and offered by this engine only."""
+        synth = self.manager.get(self.model)
+        p16, p24 = self.prompt_tensors(prompt)
+        with torch.inference_mode(), input_errors():
+            return synth.voice(p16, p24, prompt_text)
+
+    def warm(self) -> None:
+        """Nothing to measure: the folder's load is the whole start-up cost."""
