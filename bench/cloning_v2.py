@@ -17,6 +17,9 @@ cloner never hears) the same two English sentences are spoken by each variant:
 - ``map``, ``map+adapter``  the learned map's blend (``cosyvoice/tools/train_clone_map.py``;
                       only when its artefact ``cosyvoice/voice/clone_map_en.npz`` exists),
                       raw and moved by the adapter from its derived profile;
+- ``map (style)``     the map's whole prediction as a style pack: every voice's predicted
+                      weight, negatives kept, no top-k (the packs are linear in the weights,
+                      so this is the ridge prediction of the style vector itself);
 - on request (``--variants``): ``blend+adapter@0.5`` (the adapter at half strength) and
   ``blend k=2`` / ``blend k=5`` (the raw blend with another k, to choose k).
 
@@ -46,7 +49,7 @@ from bench.heldout import Case, build_cases
 
 VARIANTS = ["joe+adapter", "nearest", "nearest+adapter", "blend", "blend+adapter",
             "blend+adapt(m)"]
-MAP_VARIANTS = ["map", "map+adapter"]
+MAP_VARIANTS = ["map", "map+adapter", "map (style)"]
 # the raw blend with other k (same tau), to choose k; the adapter at half strength
 EXTRA_K = ["blend k=2", "blend k=5", "blend+adapter@0.5"]
 SWEEP_K = (1, 2, 3, 4, 5)
@@ -208,6 +211,7 @@ def run_case(case: Case, tools: Tools, k: int, tau: float, quality: bool,
             "map": lambda: say(mapped.spec),
             "map+adapter": lambda: adapt(*say(mapped.spec), tools.space.profile_of(mapped),
                                          target),
+            "map (style)": lambda: say(map_style_voice(tools, emb)),
         }
         for name in variants:
             score(res[name], *make[name](), refs, tools, sentence if quality else None)
@@ -215,6 +219,17 @@ def run_case(case: Case, tools: Tools, k: int, tau: float, quality: bool,
     for sentence in SENTENCES[:n_sentences]:
         one(sentence)
     return res, lines
+
+
+def map_style_voice(tools: Tools, emb: np.ndarray) -> str:
+    """Install the map's whole prediction as a style pack and return its voice name:
+    ``sum_v w_v * pack_v`` with the predicted weights normalized to sum 1 (negatives kept)."""
+    w = tools.clone_map.predict(emb)
+    w = w / float(w.sum())
+    packs = np.stack([tools.kokoro.voices[v] for v in tools.clone_map.voices])
+    name = "af_clonemap"  # an American-English name: read as en-us
+    tools.kokoro.voices[name] = np.tensordot(w, packs, axes=1).astype(np.float32)
+    return name
 
 
 def sweep_case(case: Case, tools: Tools) -> dict[tuple[int, float], tuple[float, float]]:
@@ -247,7 +262,7 @@ def summary(all_res: dict[str, dict[str, Scores]]) -> None:
           f" {'real GE2E':>9s} {'real d-vec':>10s}")
     for v in names:
         rows = np.array([r[v].row() for r in all_res.values()])
-        real = np.array([all_res[c][v].row() for c in all_res if c in REAL])
+        real = np.array([all_res[c][v].row() for c in all_res if c in REAL]).reshape(-1, 4)
         print(f"   {v:16s} {np.nanmean(rows[:, 0]):6.3f} {np.nanmean(rows[:, 1]):6.3f} "
               f"{np.nanmean(rows[:, 2]):7.2f} {np.nanmean(rows[:, 3]):6.1f} "
               f"{real[:, 0].mean():9.3f} {real[:, 1].mean():10.3f}")

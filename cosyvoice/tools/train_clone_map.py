@@ -2,7 +2,7 @@
 over Kokoro's English voices, learned on synthetic blends of those voices.
 
     nice -n 5 .venv/bin/python -m cosyvoice.tools.train_clone_map [--blends 160] [--seed 0]
-        [--out cosyvoice/voice/clone_map_en.npz]
+        [--out cosyvoice/voice/clone_map_en.npz] [--data /tmp/clone_map_data.npz]
 
 Data: ``--blends`` random blends (2–3 voices drawn at random, Dirichlet(1) weights) plus
 every single voice; each speaks one sentence of the setup set (chosen per blend, so none
@@ -10,7 +10,8 @@ of the bench's sentences), and GE2E embeds the audio. Model: ridge regression fr
 unit embedding (and a bias) to the blend's weight vector, ``lambda`` chosen by 5-fold
 cross-validation on the weight error. At use the prediction is clipped at 0, its top 3
 kept and normalized (:class:`cosyvoice.voice.space.CloneMap`). The artefact is a float32
-``(V, 257)`` matrix and the voice names (~30 KB).
+``(V, 257)`` matrix and the voice names (~30 KB). ``--data`` keeps the embedded clips
+(X, Y) in a file, read back instead of synthesizing them again when it exists (to refit).
 """
 
 from __future__ import annotations
@@ -78,13 +79,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--blends", type=int, default=160)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--data", type=Path, default=None,
+                    help="keep the embedded clips here; reuse them when the file exists")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     t0 = time.perf_counter()
-    kokoro = KokoroModel.load(threads=1)
-    voices = sorted(v for v in kokoro.voices if voice_lang(v) == "en")
-    x, y = make_data(kokoro, SpeakerEncoder.load(), voices, args.blends,
-                     np.random.default_rng(args.seed))
+    if args.data is not None and args.data.is_file():
+        data = np.load(args.data)
+        x, y, voices = data["x"], data["y"], [str(v) for v in data["voices"]]
+    else:
+        kokoro = KokoroModel.load(threads=1)
+        voices = sorted(v for v in kokoro.voices if voice_lang(v) == "en")
+        x, y = make_data(kokoro, SpeakerEncoder.load(), voices, args.blends,
+                         np.random.default_rng(args.seed))
+        if args.data is not None:
+            np.savez_compressed(args.data, x=x, y=y, voices=np.array(voices))
     errs = {lam: cv_error(x, y, lam) for lam in LAMBDAS}
     lam = min(errs, key=errs.get)
     w = fit(x, y, lam).astype(np.float32)

@@ -231,10 +231,14 @@ class CloneMap:
         data = np.load(path)
         return cls([str(v) for v in data["voices"]], data["weights"].astype(np.float32))
 
+    def predict(self, embedding: np.ndarray) -> np.ndarray:
+        """``(V,)`` the predicted weight of each voice (unclipped; may be negative)."""
+        e = np.asarray(embedding, np.float32)
+        return self.weights @ np.append(e / max(float(np.linalg.norm(e)), 1e-12), 1.0)
+
     def blend_for(self, embedding: np.ndarray, k: int = TOP_K) -> Blend:
         """The prediction clipped at 0, its top ``k`` voices, normalized."""
-        e = np.asarray(embedding, np.float32)
-        pred = self.weights @ np.append(e / max(float(np.linalg.norm(e)), 1e-12), 1.0)
+        pred = self.predict(embedding)
         top = np.argsort(-pred)[:k]
         picked = {self.voices[i]: float(pred[i]) for i in top if pred[i] > 0}
         return Blend.from_weights(picked or {self.voices[int(top[0])]: 1.0})
