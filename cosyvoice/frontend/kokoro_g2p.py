@@ -19,8 +19,9 @@ hyphens go. misaki reads these pairs from espeak's tie marks; piper's bridge giv
 so the pairs are matched as letters (inside a word they are these phonemes; words are
 separated by spaces) — except Italian ``aʊ``, which espeak writes as two phonemes
 (checked against espeak's tied output on 100 sentences, tests/frontend/test_kokoro_g2p.py).
-Two differences of the newer espeak-ng that piper bundles are undone: nasal vowels come precomposed (``õ``, outside the vocabulary) and are decomposed
-into vowel + U+0303 (in it), and the glide ``ʲ`` it writes after a vowel (``dʒˈiʲɐ``; the
+Two differences of the newer espeak-ng that piper bundles are undone: nasal vowels come
+precomposed (``õ``, outside the vocabulary) and are decomposed into vowel + U+0303 (in
+it), and the glide ``ʲ`` it writes after a vowel (``dʒˈiʲɐ``; the
 espeak of Kokoro's training wrote ``ʤˈiɐ``) is dropped. Japanese comes from misaki's
 own cutlet G2P (``misaki.cutlet``: fugashi with the unidic-lite dictionary, kana →
 Kokoro's symbols, its own number reading), Kokoro's pipeline default for Japanese.
