@@ -10,7 +10,8 @@ of the bench's sentences), and GE2E embeds the audio. Model: ridge regression fr
 unit embedding (and a bias) to the blend's weight vector, ``lambda`` chosen by 5-fold
 cross-validation on the weight error. At use the prediction is clipped at 0, its top 3
 kept and normalized (:class:`cosyvoice.voice.space.CloneMap`). The artefact is a float32
-``(V, 257)`` matrix and the voice names (~30 KB). ``--data`` keeps the embedded clips
+``(V, 257)`` matrix, the voice names, the language and the :func:`~cosyvoice.voice.space.space_key`
+of the weights it was trained with (~23 KB). ``--data`` keeps the embedded clips
 (X, Y) in a file, read back instead of synthesizing them again when it exists (to refit).
 """
 
@@ -26,6 +27,7 @@ import numpy as np
 
 logger = logging.getLogger(__name__)
 DEFAULT_OUT = Path(__file__).resolve().parent.parent / "voice" / "clone_map_en.npz"
+# (the same path as cosyvoice.voice.space.MAP_FILE, where the engine reads it)
 LAMBDAS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0)
 
 
@@ -73,7 +75,7 @@ def cv_error(x: np.ndarray, y: np.ndarray, lam: float, folds: int = 5) -> float:
 def main(argv: list[str] | None = None) -> int:
     from cosyvoice.acoustic.kokoro import KokoroModel
     from cosyvoice.speaker.encoder import SpeakerEncoder
-    from cosyvoice.voice.space import voice_lang
+    from cosyvoice.voice.space import current_key, voice_lang
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--blends", type=int, default=160)
@@ -97,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     errs = {lam: cv_error(x, y, lam) for lam in LAMBDAS}
     lam = min(errs, key=errs.get)
     w = fit(x, y, lam).astype(np.float32)
-    np.savez_compressed(args.out, weights=w, voices=np.array(voices), lam=lam)
+    np.savez_compressed(args.out, weights=w, voices=np.array(voices), lam=lam,
+                        lang="en", key=current_key())
     print(f"trained on {len(x)} clips ({args.blends} blends + {len(voices)} voices) in "
           f"{time.perf_counter() - t0:.0f} s; 5-fold L1 weight error by lambda: "
           + ", ".join(f"{k:g}: {v:.3f}" for k, v in errs.items())

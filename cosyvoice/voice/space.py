@@ -33,6 +33,7 @@ logger = logging.getLogger(__name__)
 
 VERSION = 1
 FILE_NAME = "voice_space.json"
+MAP_FILE = Path(__file__).resolve().parent / "clone_map_en.npz"  # the learned map (English)
 TOP_K = 3  # voices in a prompt's blend (bench/cloning_v2.py)
 TAU = 0.03  # similarity temperature of the blend weights (bench/cloning_v2.py)
 # Spoken by every voice of the language at setup; none of them is a bench sentence.
@@ -203,10 +204,16 @@ class CloneTarget:
                    {lang: Blend.from_weights(b["weights"]) for lang, b in d["blends"].items()})
 
     @classmethod
-    def locate(cls, space: VoiceSpace, embedding: np.ndarray) -> CloneTarget:
+    def locate(cls, space: VoiceSpace, embedding: np.ndarray,
+               clone_map: CloneMap | None = None) -> CloneTarget:
+        """Per language of the space, the blend of the prompt's nearest voices — or, for
+        the learned map's language, the map's blend (when every voice it weighs was
+        measured in this space)."""
         langs = sorted({p.lang for p in space.points.values()})
+        use_map = clone_map is not None and all(v in space.points for v in clone_map.voices)
         return cls(np.asarray(embedding, np.float32),
-                   {lang: space.blend_for(embedding, lang) for lang in langs})
+                   {lang: clone_map.blend_for(embedding) if use_map and lang == clone_map.lang
+                    else space.blend_for(embedding, lang) for lang in langs})
 
 
 @dataclass
@@ -221,15 +228,34 @@ class PromptVoice:
 @dataclass
 class CloneMap:
     """The learned map (``cosyvoice.tools.train_clone_map``): a prompt's GE2E embedding →
-    weights over one language's voices, by ridge regression trained on synthetic blends."""
+    weights over one language's voices, by ridge regression trained on synthetic blends.
+    Stored as ``clone_map_en.npz`` beside this module with the :func:`space_key` of the
+    weights it was trained with; a map trained with other weights is not used."""
 
     voices: list[str]
     weights: np.ndarray  # (V, 257): per voice, 256 embedding coefficients and a bias
+    lang: str = "en"
+    key: str = ""
 
     @classmethod
     def load(cls, path: Path) -> CloneMap:
         data = np.load(path)
-        return cls([str(v) for v in data["voices"]], data["weights"].astype(np.float32))
+        return cls([str(v) for v in data["voices"]], data["weights"].astype(np.float32),
+                   str(data["lang"]) if "lang" in data else "en",
+                   str(data["key"]) if "key" in data else "")
+
+    @classmethod
+    def read(cls, path: Path, key: str) -> CloneMap | None:
+        """The map at ``path`` when it was trained with the weights of ``key``; else None."""
+        try:
+            clone_map = cls.load(path)
+        except (OSError, ValueError, KeyError) as e:
+            logger.debug("no clone map at %s: %s", path, e)
+            return None
+        if clone_map.key != key:
+            logger.info("clone map %s was trained with other weights; not used", path)
+            return None
+        return clone_map
 
     def predict(self, embedding: np.ndarray) -> np.ndarray:
         """``(V,)`` the predicted weight of each voice (unclipped; may be negative)."""
