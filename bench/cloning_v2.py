@@ -17,6 +17,8 @@ cloner never hears) the same two English sentences are spoken by each variant:
 - ``map``, ``map+adapter``  the learned map's blend (``cosyvoice/tools/train_clone_map.py``;
                       only when its artefact ``cosyvoice/voice/clone_map_en.npz`` exists),
                       raw and moved by the adapter from its derived profile;
+- ``map (same sex)``  the map's blend among the voices of the nearest voice's sex only
+                      (the plain map mixed sexes in 6 of 9 cases; F0 of a male case 151 Hz),
 - ``map (style)``     the map's whole prediction as a style pack: every voice's predicted
                       weight, negatives kept, no top-k (the packs are linear in the weights,
                       so this is the ridge prediction of the style vector itself);
@@ -49,7 +51,7 @@ from bench.heldout import Case, build_cases
 
 VARIANTS = ["joe+adapter", "nearest", "nearest+adapter", "blend", "blend+adapter",
             "blend+adapt(m)"]
-MAP_VARIANTS = ["map", "map+adapter", "map (style)"]
+MAP_VARIANTS = ["map", "map+adapter", "map (style)", "map (same sex)"]
 # the raw blend with other k (same tau), to choose k; the adapter at half strength
 EXTRA_K = ["blend k=2", "blend k=5", "blend+adapter@0.5"]
 SWEEP_K = (1, 2, 3, 4, 5)
@@ -181,7 +183,9 @@ def run_case(case: Case, tools: Tools, k: int, tau: float, quality: bool,
     derived = tools.space.profile_of(blend)
     mapped = tools.clone_map.blend_for(emb) if tools.clone_map is not None else None
     lines = [f"nearest {', '.join(f'{n} {s:.3f}' for n, s in ranked[:5])}",
-             f"blend {blend.spec}" + (f"; learned map {mapped.spec}" if mapped else "")]
+             f"blend {blend.spec}" + (f"; learned map {mapped.spec}" if mapped else "")
+             + (f"; same sex {tools.clone_map.blend_for(emb, sex=nearest[1:2]).spec}"
+                if mapped else "")]
     measured = None
     if "blend+adapt(m)" in variants:
         measured = measured_profile(tools, blend.spec)
@@ -212,6 +216,8 @@ def run_case(case: Case, tools: Tools, k: int, tau: float, quality: bool,
             "map+adapter": lambda: adapt(*say(mapped.spec), tools.space.profile_of(mapped),
                                          target),
             "map (style)": lambda: say(map_style_voice(tools, emb)),
+            "map (same sex)": lambda: say(tools.clone_map.blend_for(
+                emb, sex=nearest[1:2]).spec),
         }
         for name in variants:
             score(res[name], *make[name](), refs, tools, sentence if quality else None)

@@ -15,7 +15,7 @@ Variants (DNSMOS P.835 OVRL/SIG/BAK, mean over the sentences, per voice):
                 piper bundles,
 - ``raw22``     ``raw`` resampled to the app's 22.05 kHz (cosyvoice.audio.io.resample),
 - ``trim``      ``raw`` with its silent edges cut as the app's sentence joiner cuts them
-                (10 ms kept at the output's start and end),
+                (10 ms kept at the output's start and end; ``trim0.1``: 0.1 s kept),
 - ``glide``     our phonemes keeping the ``ʲ`` that this espeak-ng writes after vowels,
 - ``len``       the style row chosen by the phoneme string's length (ours counts the
                 symbols in the vocabulary; Kokoro counts the string),
@@ -163,9 +163,9 @@ def main() -> None:
                 elif variant == "raw22":
                     wav, sr = infer(ps, voice)
                     wav, sr = resample(wav, sr, 22050), 22050
-                elif variant == "trim":
+                elif variant.startswith("trim"):  # "trim0.1": keep 0.1 s instead
                     wav, sr = infer(ps, voice)
-                    wav = trim_edges(wav, sr, OUTPUT_EDGE_S)
+                    wav = trim_edges(wav, sr, float(variant[4:] or OUTPUT_EDGE_S))
                 else:  # raw
                     wav, sr = infer(ps, voice)
                 dropped |= {c for c in ps if c not in kokoro.vocab}

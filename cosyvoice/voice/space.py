@@ -207,13 +207,19 @@ class CloneTarget:
     def locate(cls, space: VoiceSpace, embedding: np.ndarray,
                clone_map: CloneMap | None = None) -> CloneTarget:
         """Per language of the space, the blend of the prompt's nearest voices — or, for
-        the learned map's language, the map's blend (when every voice it weighs was
-        measured in this space)."""
+        the learned map's language, the map's blend among the voices of the nearest
+        voice's sex (when every voice it weighs was measured in this space; unrestricted,
+        the map mixed in a voice of the other sex for 6 of 9 bench prompts)."""
         langs = sorted({p.lang for p in space.points.values()})
         use_map = clone_map is not None and all(v in space.points for v in clone_map.voices)
-        return cls(np.asarray(embedding, np.float32),
-                   {lang: clone_map.blend_for(embedding) if use_map and lang == clone_map.lang
-                    else space.blend_for(embedding, lang) for lang in langs})
+        blends = {}
+        for lang in langs:
+            if use_map and lang == clone_map.lang:
+                sex = space.ranked(embedding, lang)[0][0][1:2]
+                blends[lang] = clone_map.blend_for(embedding, sex=sex)
+            else:
+                blends[lang] = space.blend_for(embedding, lang)
+        return cls(np.asarray(embedding, np.float32), blends)
 
 
 @dataclass
@@ -262,9 +268,12 @@ class CloneMap:
         e = np.asarray(embedding, np.float32)
         return self.weights @ np.append(e / max(float(np.linalg.norm(e)), 1e-12), 1.0)
 
-    def blend_for(self, embedding: np.ndarray, k: int = TOP_K) -> Blend:
-        """The prediction clipped at 0, its top ``k`` voices, normalized."""
+    def blend_for(self, embedding: np.ndarray, k: int = TOP_K, sex: str | None = None) -> Blend:
+        """The prediction clipped at 0, its top ``k`` voices, normalized; ``sex`` ("f" |
+        "m", the letter after a Kokoro voice's language letter): only voices of that sex."""
         pred = self.predict(embedding)
+        if sex is not None:
+            pred = np.where([v[1:2] == sex for v in self.voices], pred, -np.inf)
         top = np.argsort(-pred)[:k]
         picked = {self.voices[i]: float(pred[i]) for i in top if pred[i] > 0}
         return Blend.from_weights(picked or {self.voices[int(top[0])]: 1.0})

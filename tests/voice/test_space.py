@@ -218,28 +218,33 @@ def _map_file(tmp_path, voices, weights, key="k"):
 
 
 def test_a_prompt_is_located_by_the_learned_map_where_it_applies(tmp_path):
-    """English takes the map's blend, Mandarin the nearest voices'; a map weighing a voice
-    the space did not measure, or trained with other weights, is not used."""
+    """English takes the map's blend among the nearest voice's sex, Mandarin the nearest
+    voices'; a map weighing a voice the space did not measure, or trained with other
+    weights, is not used."""
     from cosyvoice.voice.space import CloneMap
 
     e = np.eye(4, dtype=np.float32)
     space = VoiceSpace("k", {
         "af_a": VoicePoint("af_a", "en", e[0], _profile(200.0, 600.0, -4.0)),
         "am_b": VoicePoint("am_b", "en", e[1], _profile(100.0, 500.0, -6.0)),
+        "bf_c": VoicePoint("bf_c", "en", e[2], _profile(220.0, 620.0, -5.0)),
         "zf_d": VoicePoint("zf_d", "zh", e[0], _profile(210.0, 610.0, -5.0)),
     })
     prompt = np.array([1.0, 0.0, 0.0, 0.0], np.float32)
-    # the map ranks am_b first although af_a is the nearest voice
-    w = np.zeros((2, 5), np.float32)
-    w[0, -1], w[1, -1] = 0.2, 0.8
-    clone_map = CloneMap.read(_map_file(tmp_path, ["af_a", "am_b"], w), "k")
-    target = CloneTarget.locate(space, prompt, clone_map)
-    assert target.blends["en"].weights() == pytest.approx({"am_b": 0.8, "af_a": 0.2})
+    # the map ranks am_b first and bf_c second, although af_a is the nearest voice
+    w = np.zeros((3, 5), np.float32)
+    w[:, -1] = 0.1, 0.6, 0.3
+    voices = ["af_a", "am_b", "bf_c"]
+    clone_map = CloneMap.read(_map_file(tmp_path, voices, w), "k")
+    assert clone_map.blend_for(prompt).weights() == pytest.approx(
+        {"am_b": 0.6, "bf_c": 0.3, "af_a": 0.1})
+    target = CloneTarget.locate(space, prompt, clone_map)  # the nearest voice's sex only
+    assert target.blends["en"].weights() == pytest.approx({"bf_c": 0.75, "af_a": 0.25})
     assert target.blends["zh"].spec == "zf_d:1"
     assert CloneTarget.locate(space, prompt).blends["en"].lead == "af_a"
-    unknown = CloneMap.read(_map_file(tmp_path, ["af_a", "bf_x"], w), "k")
+    unknown = CloneMap.read(_map_file(tmp_path, ["af_a", "am_b", "bf_x"], w), "k")
     assert CloneTarget.locate(space, prompt, unknown).blends["en"].lead == "af_a"
-    assert CloneMap.read(_map_file(tmp_path, ["af_a", "am_b"], w, key="other"), "k") is None
+    assert CloneMap.read(_map_file(tmp_path, voices, w, key="other"), "k") is None
     assert CloneMap.read(tmp_path / "missing.npz", "k") is None
 
 
@@ -269,7 +274,8 @@ def test_english_clones_take_the_learned_maps_blend(tmp_path, real_female_prompt
     _, off = local_services(tmp_path / "off", clone_map=False).synth.prompt_profile(
         real_female_prompt)
     emb = on.target.embedding
-    mapped = CloneMap.read(MAP_FILE, current_key()).blend_for(emb)
+    nearest = space.ranked(emb, "en")[0][0]
+    mapped = CloneMap.read(MAP_FILE, current_key()).blend_for(emb, sex=nearest[1:2])
     assert on.target.blends["en"] == mapped != space.blend_for(emb, "en")
     assert off.target.blends["en"] == space.blend_for(emb, "en")
     assert on.target.blends["zh"] == off.target.blends["zh"] == space.blend_for(emb, "zh")
