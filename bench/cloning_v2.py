@@ -15,7 +15,8 @@ cloner never hears) the same two English sentences are spoken by each variant:
                       (what the engine does),
 - ``blend+adapt(m)``  the same from the blend's profile measured on its own audio,
 - ``map``, ``map+adapter``  the learned map's blend (``cosyvoice/tools/train_clone_map.py``;
-                      only when its artefact ``cosyvoice/voice/clone_map_en.npz`` exists),
+                      only when its artefact ``cosyvoice/voice/clone_map_en.npz`` exists,
+                      trained with the installed weights; it is not committed),
                       raw and moved by the adapter from its derived profile;
 - ``map (same sex)``  the map's blend among the voices of the nearest voice's sex only
                       (the plain map mixed sexes in 6 of 9 cases; F0 of a male case 151 Hz),
@@ -112,10 +113,9 @@ def load_tools(quality: bool) -> Tools:
         from bench.kokoro import whisper
 
         asr = whisper()
-    from cosyvoice.tools.train_clone_map import DEFAULT_OUT
-    from cosyvoice.voice.space import CloneMap
+    from cosyvoice.voice.space import MAP_FILE, CloneMap
 
-    clone_map = CloneMap.load(DEFAULT_OUT) if DEFAULT_OUT.is_file() else None
+    clone_map = CloneMap.read(MAP_FILE, current_key())  # None: not trained, or stale
     if clone_map is not None:
         VARIANTS.extend(MAP_VARIANTS)
     return Tools(piper, adapter, SpeakerEncoder.load(), DVectorEncoder(),

@@ -65,10 +65,6 @@ class Settings:
     clone_space: bool = field(default=True, metadata=_help(
         "clone from Kokoro's voice space (a blend of the prompt's nearest Kokoro voices, "
         "then the adapter) when setup measured it; false: joe/baker + adapter only"))
-    clone_map: bool = field(default=True, metadata=_help(
-        "cloning v2: English runs speak the blend the learned map picks "
-        "(cosyvoice/voice/clone_map_en.npz; it won on held-out clips, bench/cloning_v2.py, "
-        "docs/kokoro.md); false: the blend of the prompt's nearest voices"))
     clone_adapter_scale: float = field(default=0.0, metadata=_help(
         "cloning v2: the adapter moves the Kokoro blend by strength × this (0: the blend "
         "as Kokoro speaks it, no adapter; on held-out clips of real speakers the adapter "

@@ -33,7 +33,7 @@ logger = logging.getLogger(__name__)
 
 VERSION = 1
 FILE_NAME = "voice_space.json"
-MAP_FILE = Path(__file__).resolve().parent / "clone_map_en.npz"  # the learned map (English)
+MAP_FILE = Path(__file__).resolve().parent / "clone_map_en.npz"  # the learned map (bench only)
 TOP_K = 3  # voices in a prompt's blend (bench/cloning_v2.py)
 TAU = 0.03  # similarity temperature of the blend weights (bench/cloning_v2.py)
 # Spoken by every voice of the language at setup; none of them is a bench sentence.
@@ -204,22 +204,10 @@ class CloneTarget:
                    {lang: Blend.from_weights(b["weights"]) for lang, b in d["blends"].items()})
 
     @classmethod
-    def locate(cls, space: VoiceSpace, embedding: np.ndarray,
-               clone_map: CloneMap | None = None) -> CloneTarget:
-        """Per language of the space, the blend of the prompt's nearest voices — or, for
-        the learned map's language, the map's blend among the voices of the nearest
-        voice's sex (when every voice it weighs was measured in this space; unrestricted,
-        the map mixed in a voice of the other sex for 6 of 9 bench prompts)."""
+    def locate(cls, space: VoiceSpace, embedding: np.ndarray) -> CloneTarget:
         langs = sorted({p.lang for p in space.points.values()})
-        use_map = clone_map is not None and all(v in space.points for v in clone_map.voices)
-        blends = {}
-        for lang in langs:
-            if use_map and lang == clone_map.lang:
-                sex = space.ranked(embedding, lang)[0][0][1:2]
-                blends[lang] = clone_map.blend_for(embedding, sex=sex)
-            else:
-                blends[lang] = space.blend_for(embedding, lang)
-        return cls(np.asarray(embedding, np.float32), blends)
+        return cls(np.asarray(embedding, np.float32),
+                   {lang: space.blend_for(embedding, lang) for lang in langs})
 
 
 @dataclass
@@ -235,8 +223,10 @@ class PromptVoice:
 class CloneMap:
     """The learned map (``cosyvoice.tools.train_clone_map``): a prompt's GE2E embedding →
     weights over one language's voices, by ridge regression trained on synthetic blends.
-    Stored as ``clone_map_en.npz`` beside this module with the :func:`space_key` of the
-    weights it was trained with; a map trained with other weights is not used."""
+    Written as ``clone_map_en.npz`` beside this module (not committed: it lost on held-out
+    clips once kept to the prompt's sex, docs/kokoro.md) with the :func:`space_key` of the
+    weights it was trained with; the bench reads it only with a matching key. The engine
+    does not use it."""
 
     voices: list[str]
     weights: np.ndarray  # (V, 257): per voice, 256 embedding coefficients and a bias

@@ -85,7 +85,6 @@ class OfflineEngine:
         self.emotion_rules = load_emotion_rules(settings.emotion_rules)
         self._settings = settings
         self._space = None  # Kokoro's voice space (read once; None: not measured)
-        self._clone_map = None  # the learned map (read with the space; None: not used)
         self._space_read = False
 
     # ---- voices -----------------------------------------------------------------------
@@ -111,7 +110,7 @@ class OfflineEngine:
         if space is None:
             return None
         encoder = self.manager.get("speaker_encoder")
-        return CloneTarget.locate(space, encoder.embed(prompt.wav, prompt.sr), self._clone_map)
+        return CloneTarget.locate(space, encoder.embed(prompt.wav, prompt.sr))
 
     def voice_space(self):
         """Kokoro's voice space as setup measured it for the installed weights (read once;
@@ -122,12 +121,7 @@ class OfflineEngine:
                 from cosyvoice.voice.space import FILE_NAME, VoiceSpace, current_key
 
                 path = Path(self._settings.models_dir) / "kokoro" / FILE_NAME
-                key = current_key()
-                self._space = VoiceSpace.read(path, key)
-                if self._space is not None and self._settings.clone_map:
-                    from cosyvoice.voice.space import MAP_FILE, CloneMap
-
-                    self._clone_map = CloneMap.read(MAP_FILE, key)
+                self._space = VoiceSpace.read(path, current_key())
         return self._space
 
     def warm(self) -> None:
@@ -193,9 +187,8 @@ class OfflineEngine:
         return plan
 
     def _plan_clone(self, req: EngineRequest, plan: _Plan, voice: PromptVoice) -> None:
-        """Cloning v2: each run spoken by the prompt's blend of Kokoro voices of its
-        language (English: the learned map's pick, ``clone_map``; else the nearest voices),
-        then moved by the adapter from the blend's profile at strength ×
+        """Cloning v2: each run spoken by the blend of the prompt's nearest Kokoro voices of
+        its language, then moved by the adapter from the blend's profile at strength ×
         ``clone_adapter_scale`` (default 0: measured to lose on held-out clips). Otherwise (no
         Kokoro, cloning v2 off, a dialect asked for, no space or an old saved voice, with a
         note for the last two) the runs stay with joe/baker and the adapter."""
@@ -215,8 +208,8 @@ class OfflineEngine:
             return
         plan.clone_blends = {lang: (b.spec, space.profile_of(b)) for lang, b in blends.items()}
         spoken = ", ".join(b.spec for b in blends.values())
-        req.notes.append(f"cloned from Kokoro's voices ({spoken}) / 克隆：由 Kokoro 音色混合"
-                         f"（{spoken}）")
+        req.notes.append(f"cloned from Kokoro's nearest voices ({spoken}) / 克隆：由最接近的 "
+                         f"Kokoro 音色混合（{spoken}）")
 
     def _plan_style(self, req: EngineRequest, plan: _Plan) -> None:
         """Parse the instruction into ``plan.style`` (its messages into the notes); check a
