@@ -10,9 +10,16 @@ of the bench's sentences), and GE2E embeds the audio. Model: ridge regression fr
 unit embedding (and a bias) to the blend's weight vector, ``lambda`` chosen by 5-fold
 cross-validation on the weight error. At use the prediction is clipped at 0, its top 3
 kept and normalized (:class:`cosyvoice.voice.space.CloneMap`). The artefact is a float32
-``(V, 257)`` matrix, the voice names, the language and the :func:`~cosyvoice.voice.space.space_key`
-of the weights it was trained with (~23 KB). ``--data`` keeps the embedded clips
-(X, Y) in a file, read back instead of synthesizing them again when it exists (to refit).
+``(V, 257)`` matrix, the voice names, the language and the
+:func:`~cosyvoice.voice.space.space_key` of the weights it was trained with (~23 KB).
+``--data`` keeps the embedded clips (X, Y) in a file, read back instead of synthesizing
+them again when it exists (to refit).
+
+Trained once (2026-12-06) with ``--blends 100`` (1287 s wall on 2 shared cores): the map
+beat the nearest voices' blend on held-out clips only by mixing in voices of the other
+sex, and lost when kept to the prompt's sex, so the artefact is not committed and the
+engine does not use it (docs/kokoro.md, "The learned map"); bench/cloning_v2.py scores it
+when it exists.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ import numpy as np
 
 logger = logging.getLogger(__name__)
 DEFAULT_OUT = Path(__file__).resolve().parent.parent / "voice" / "clone_map_en.npz"
-# (the same path as cosyvoice.voice.space.MAP_FILE, where the engine reads it)
+# (cosyvoice.voice.space.MAP_FILE, where bench/cloning_v2.py reads it; not committed)
 LAMBDAS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0)
 
 
