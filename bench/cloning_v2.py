@@ -15,8 +15,14 @@ cloner never hears) the same two English sentences are spoken by each variant:
                       (what the engine does),
 - ``blend+adapt(m)``  the same from the blend's profile measured on its own audio,
 - ``map``, ``map+adapter``  the learned map's blend (``cosyvoice/tools/train_clone_map.py``;
-                      only when its artefact ``cosyvoice/voice/clone_map_en.npz`` exists),
+                      only when its artefact ``cosyvoice/voice/clone_map_en.npz`` exists,
+                      trained with the installed weights; it is not committed),
                       raw and moved by the adapter from its derived profile;
+- ``map (same sex)``  the map's blend among the voices of the nearest voice's sex only
+                      (the plain map mixed sexes in 6 of 9 cases; F0 of a male case 151 Hz),
+- ``map (style)``     the map's whole prediction as a style pack: every voice's predicted
+                      weight, negatives kept, no top-k (the packs are linear in the weights,
+                      so this is the ridge prediction of the style vector itself);
 - on request (``--variants``): ``blend+adapter@0.5`` (the adapter at half strength) and
   ``blend k=2`` / ``blend k=5`` (the raw blend with another k, to choose k).
 
@@ -46,7 +52,7 @@ from bench.heldout import Case, build_cases
 
 VARIANTS = ["joe+adapter", "nearest", "nearest+adapter", "blend", "blend+adapter",
             "blend+adapt(m)"]
-MAP_VARIANTS = ["map", "map+adapter"]
+MAP_VARIANTS = ["map", "map+adapter", "map (style)", "map (same sex)"]
 # the raw blend with other k (same tau), to choose k; the adapter at half strength
 EXTRA_K = ["blend k=2", "blend k=5", "blend+adapter@0.5"]
 SWEEP_K = (1, 2, 3, 4, 5)
@@ -107,10 +113,9 @@ def load_tools(quality: bool) -> Tools:
         from bench.kokoro import whisper
 
         asr = whisper()
-    from cosyvoice.tools.train_clone_map import DEFAULT_OUT
-    from cosyvoice.voice.space import CloneMap
+    from cosyvoice.voice.space import MAP_FILE, CloneMap
 
-    clone_map = CloneMap.load(DEFAULT_OUT) if DEFAULT_OUT.is_file() else None
+    clone_map = CloneMap.read(MAP_FILE, current_key())  # None: not trained, or stale
     if clone_map is not None:
         VARIANTS.extend(MAP_VARIANTS)
     return Tools(piper, adapter, SpeakerEncoder.load(), DVectorEncoder(),
@@ -178,7 +183,9 @@ def run_case(case: Case, tools: Tools, k: int, tau: float, quality: bool,
     derived = tools.space.profile_of(blend)
     mapped = tools.clone_map.blend_for(emb) if tools.clone_map is not None else None
     lines = [f"nearest {', '.join(f'{n} {s:.3f}' for n, s in ranked[:5])}",
-             f"blend {blend.spec}" + (f"; learned map {mapped.spec}" if mapped else "")]
+             f"blend {blend.spec}" + (f"; learned map {mapped.spec}" if mapped else "")
+             + (f"; same sex {tools.clone_map.blend_for(emb, sex=nearest[1:2]).spec}"
+                if mapped else "")]
     measured = None
     if "blend+adapt(m)" in variants:
         measured = measured_profile(tools, blend.spec)
@@ -208,6 +215,9 @@ def run_case(case: Case, tools: Tools, k: int, tau: float, quality: bool,
             "map": lambda: say(mapped.spec),
             "map+adapter": lambda: adapt(*say(mapped.spec), tools.space.profile_of(mapped),
                                          target),
+            "map (style)": lambda: say(map_style_voice(tools, emb)),
+            "map (same sex)": lambda: say(tools.clone_map.blend_for(
+                emb, sex=nearest[1:2]).spec),
         }
         for name in variants:
             score(res[name], *make[name](), refs, tools, sentence if quality else None)
@@ -215,6 +225,17 @@ def run_case(case: Case, tools: Tools, k: int, tau: float, quality: bool,
     for sentence in SENTENCES[:n_sentences]:
         one(sentence)
     return res, lines
+
+
+def map_style_voice(tools: Tools, emb: np.ndarray) -> str:
+    """Install the map's whole prediction as a style pack and return its voice name:
+    ``sum_v w_v * pack_v`` with the predicted weights normalized to sum 1 (negatives kept)."""
+    w = tools.clone_map.predict(emb)
+    w = w / float(w.sum())
+    packs = np.stack([tools.kokoro.voices[v] for v in tools.clone_map.voices])
+    name = "af_clonemap"  # an American-English name: read as en-us
+    tools.kokoro.voices[name] = np.tensordot(w, packs, axes=1).astype(np.float32)
+    return name
 
 
 def sweep_case(case: Case, tools: Tools) -> dict[tuple[int, float], tuple[float, float]]:
@@ -247,7 +268,7 @@ def summary(all_res: dict[str, dict[str, Scores]]) -> None:
           f" {'real GE2E':>9s} {'real d-vec':>10s}")
     for v in names:
         rows = np.array([r[v].row() for r in all_res.values()])
-        real = np.array([all_res[c][v].row() for c in all_res if c in REAL])
+        real = np.array([all_res[c][v].row() for c in all_res if c in REAL]).reshape(-1, 4)
         print(f"   {v:16s} {np.nanmean(rows[:, 0]):6.3f} {np.nanmean(rows[:, 1]):6.3f} "
               f"{np.nanmean(rows[:, 2]):7.2f} {np.nanmean(rows[:, 3]):6.1f} "
               f"{real[:, 0].mean():9.3f} {real[:, 1].mean():10.3f}")

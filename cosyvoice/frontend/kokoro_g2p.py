@@ -17,9 +17,11 @@ languages (misaki's espeak G2P): espeak's two-letter phonemes become one symbol 
 → ``A``, ``oʊ`` → ``O``, ``əʊ`` → ``Q``, ``ɔɪ`` → ``Y``, Italian long ``ss`` → ``S``) and
 hyphens go. misaki reads these pairs from espeak's tie marks; piper's bridge gives no ties,
 so the pairs are matched as letters (inside a word they are these phonemes; words are
-separated by spaces). Two differences of the newer espeak-ng that piper bundles are
-undone: nasal vowels come precomposed (``õ``, outside the vocabulary) and are decomposed
-into vowel + U+0303 (in it), and the glide ``ʲ`` it writes after a vowel (``dʒˈiʲɐ``; the
+separated by spaces) — except Italian ``aʊ``, which espeak writes as two phonemes
+(checked against espeak's tied output on 100 sentences, tests/frontend/test_kokoro_g2p.py).
+Two differences of the newer espeak-ng that piper bundles are undone: nasal vowels come
+precomposed (``õ``, outside the vocabulary) and are decomposed into vowel + U+0303 (in
+it), and the glide ``ʲ`` it writes after a vowel (``dʒˈiʲɐ``; the
 espeak of Kokoro's training wrote ``ʤˈiɐ``) is dropped. Japanese comes from misaki's
 own cutlet G2P (``misaki.cutlet``: fugashi with the unidic-lite dictionary, kana →
 Kokoro's symbols, its own number reading), Kokoro's pipeline default for Japanese.
@@ -59,6 +61,9 @@ LAST = (
 PAIRS = (("aɪ", "I"), ("aʊ", "W"), ("dz", "ʣ"), ("dʒ", "ʤ"), ("eɪ", "A"), ("oʊ", "O"),
          ("əʊ", "Q"), ("ts", "ʦ"), ("tʃ", "ʧ"), ("ɔɪ", "Y"))
 PAIRS_BY_LANGUAGE = {"it": (("ss", "S"),)}  # Italian's long s is one espeak phoneme
+# pairs that this espeak-ng never ties in a language: two phonemes (Italian ``kˈaʊza``,
+# ``aʊtˈunno``: a + ʊ; misaki keeps them apart; tests/frontend/test_kokoro_g2p.py)
+UNTIED_BY_LANGUAGE = {"it": frozenset({"aʊ"})}
 _TILDE = "\u0303"
 _GLIDE_AFTER_VOWEL = re.compile(r"([aeiouyɐɑɒɔəɛɜɪʊʌæøœɨɯ]\u0303?ː?)ʲ")
 
@@ -70,8 +75,10 @@ def espeak_to_kokoro(ipa: str, language: str) -> str:
     s = "".join(unicodedata.normalize("NFD", ch) if _TILDE in unicodedata.normalize(
         "NFD", ch) else ch for ch in s)
     s = _GLIDE_AFTER_VOWEL.sub(r"\1", s)
+    untied = UNTIED_BY_LANGUAGE.get(language, frozenset())
     for a, b in (*PAIRS, *PAIRS_BY_LANGUAGE.get(language, ())):
-        s = s.replace(a, b)
+        if a not in untied:
+            s = s.replace(a, b)
     return s.replace("-", "")
 
 

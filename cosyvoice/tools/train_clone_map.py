@@ -2,7 +2,7 @@
 over Kokoro's English voices, learned on synthetic blends of those voices.
 
     nice -n 5 .venv/bin/python -m cosyvoice.tools.train_clone_map [--blends 160] [--seed 0]
-        [--out cosyvoice/voice/clone_map_en.npz]
+        [--out cosyvoice/voice/clone_map_en.npz] [--data /tmp/clone_map_data.npz]
 
 Data: ``--blends`` random blends (2–3 voices drawn at random, Dirichlet(1) weights) plus
 every single voice; each speaks one sentence of the setup set (chosen per blend, so none
@@ -10,7 +10,16 @@ of the bench's sentences), and GE2E embeds the audio. Model: ridge regression fr
 unit embedding (and a bias) to the blend's weight vector, ``lambda`` chosen by 5-fold
 cross-validation on the weight error. At use the prediction is clipped at 0, its top 3
 kept and normalized (:class:`cosyvoice.voice.space.CloneMap`). The artefact is a float32
-``(V, 257)`` matrix and the voice names (~30 KB).
+``(V, 257)`` matrix, the voice names, the language and the
+:func:`~cosyvoice.voice.space.space_key` of the weights it was trained with (~23 KB).
+``--data`` keeps the embedded clips (X, Y) in a file, read back instead of synthesizing
+them again when it exists (to refit).
+
+Trained once (2026-12-06) with ``--blends 100`` (1287 s wall on 2 shared cores): the map
+beat the nearest voices' blend on held-out clips only by mixing in voices of the other
+sex, and lost when kept to the prompt's sex, so the artefact is not committed and the
+engine does not use it (docs/kokoro.md, "The learned map"); bench/cloning_v2.py scores it
+when it exists.
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ import numpy as np
 
 logger = logging.getLogger(__name__)
 DEFAULT_OUT = Path(__file__).resolve().parent.parent / "voice" / "clone_map_en.npz"
+# (cosyvoice.voice.space.MAP_FILE, where bench/cloning_v2.py reads it; not committed)
 LAMBDAS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0)
 
 
@@ -72,23 +82,32 @@ def cv_error(x: np.ndarray, y: np.ndarray, lam: float, folds: int = 5) -> float:
 def main(argv: list[str] | None = None) -> int:
     from cosyvoice.acoustic.kokoro import KokoroModel
     from cosyvoice.speaker.encoder import SpeakerEncoder
-    from cosyvoice.voice.space import voice_lang
+    from cosyvoice.voice.space import current_key, voice_lang
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--blends", type=int, default=160)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--data", type=Path, default=None,
+                    help="keep the embedded clips here; reuse them when the file exists")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     t0 = time.perf_counter()
-    kokoro = KokoroModel.load(threads=1)
-    voices = sorted(v for v in kokoro.voices if voice_lang(v) == "en")
-    x, y = make_data(kokoro, SpeakerEncoder.load(), voices, args.blends,
-                     np.random.default_rng(args.seed))
+    if args.data is not None and args.data.is_file():
+        data = np.load(args.data)
+        x, y, voices = data["x"], data["y"], [str(v) for v in data["voices"]]
+    else:
+        kokoro = KokoroModel.load(threads=1)
+        voices = sorted(v for v in kokoro.voices if voice_lang(v) == "en")
+        x, y = make_data(kokoro, SpeakerEncoder.load(), voices, args.blends,
+                         np.random.default_rng(args.seed))
+        if args.data is not None:
+            np.savez_compressed(args.data, x=x, y=y, voices=np.array(voices))
     errs = {lam: cv_error(x, y, lam) for lam in LAMBDAS}
     lam = min(errs, key=errs.get)
     w = fit(x, y, lam).astype(np.float32)
-    np.savez_compressed(args.out, weights=w, voices=np.array(voices), lam=lam)
+    np.savez_compressed(args.out, weights=w, voices=np.array(voices), lam=lam,
+                        lang="en", key=current_key())
     print(f"trained on {len(x)} clips ({args.blends} blends + {len(voices)} voices) in "
           f"{time.perf_counter() - t0:.0f} s; 5-fold L1 weight error by lambda: "
           + ", ".join(f"{k:g}: {v:.3f}" for k, v in errs.items())

@@ -33,6 +33,7 @@ logger = logging.getLogger(__name__)
 
 VERSION = 1
 FILE_NAME = "voice_space.json"
+MAP_FILE = Path(__file__).resolve().parent / "clone_map_en.npz"  # the learned map (bench only)
 TOP_K = 3  # voices in a prompt's blend (bench/cloning_v2.py)
 TAU = 0.03  # similarity temperature of the blend weights (bench/cloning_v2.py)
 # Spoken by every voice of the language at setup; none of them is a bench sentence.
@@ -221,20 +222,48 @@ class PromptVoice:
 @dataclass
 class CloneMap:
     """The learned map (``cosyvoice.tools.train_clone_map``): a prompt's GE2E embedding →
-    weights over one language's voices, by ridge regression trained on synthetic blends."""
+    weights over one language's voices, by ridge regression trained on synthetic blends.
+    Written as ``clone_map_en.npz`` beside this module (not committed: it lost on held-out
+    clips once kept to the prompt's sex, docs/kokoro.md) with the :func:`space_key` of the
+    weights it was trained with; the bench reads it only with a matching key. The engine
+    does not use it."""
 
     voices: list[str]
     weights: np.ndarray  # (V, 257): per voice, 256 embedding coefficients and a bias
+    lang: str = "en"
+    key: str = ""
 
     @classmethod
     def load(cls, path: Path) -> CloneMap:
         data = np.load(path)
-        return cls([str(v) for v in data["voices"]], data["weights"].astype(np.float32))
+        return cls([str(v) for v in data["voices"]], data["weights"].astype(np.float32),
+                   str(data["lang"]) if "lang" in data else "en",
+                   str(data["key"]) if "key" in data else "")
 
-    def blend_for(self, embedding: np.ndarray, k: int = TOP_K) -> Blend:
-        """The prediction clipped at 0, its top ``k`` voices, normalized."""
+    @classmethod
+    def read(cls, path: Path, key: str) -> CloneMap | None:
+        """The map at ``path`` when it was trained with the weights of ``key``; else None."""
+        try:
+            clone_map = cls.load(path)
+        except (OSError, ValueError, KeyError) as e:
+            logger.debug("no clone map at %s: %s", path, e)
+            return None
+        if clone_map.key != key:
+            logger.info("clone map %s was trained with other weights; not used", path)
+            return None
+        return clone_map
+
+    def predict(self, embedding: np.ndarray) -> np.ndarray:
+        """``(V,)`` the predicted weight of each voice (unclipped; may be negative)."""
         e = np.asarray(embedding, np.float32)
-        pred = self.weights @ np.append(e / max(float(np.linalg.norm(e)), 1e-12), 1.0)
+        return self.weights @ np.append(e / max(float(np.linalg.norm(e)), 1e-12), 1.0)
+
+    def blend_for(self, embedding: np.ndarray, k: int = TOP_K, sex: str | None = None) -> Blend:
+        """The prediction clipped at 0, its top ``k`` voices, normalized; ``sex`` ("f" |
+        "m", the letter after a Kokoro voice's language letter): only voices of that sex."""
+        pred = self.predict(embedding)
+        if sex is not None:
+            pred = np.where([v[1:2] == sex for v in self.voices], pred, -np.inf)
         top = np.argsort(-pred)[:k]
         picked = {self.voices[i]: float(pred[i]) for i in top if pred[i] > 0}
         return Blend.from_weights(picked or {self.voices[int(top[0])]: 1.0})

@@ -208,3 +208,25 @@ def test_the_learned_maps_ridge_fit_recovers_a_linear_map(tmp_path):
     pred = w @ np.append(x[0], 1.0)
     top = [m.voices[i] for i in np.argsort(-pred)[:2] if pred[i] > 0]
     assert list(m.blend_for(x[0], k=2).weights()) == top
+
+
+
+def test_the_learned_map_keeps_to_a_sex_and_to_its_weights(tmp_path):
+    """The map's blend, restricted to one sex on request; a map trained with other
+    weights, or missing, is not read."""
+    from cosyvoice.voice.space import CloneMap
+
+    path = tmp_path / "map.npz"
+    w = np.zeros((3, 5), np.float32)
+    w[:, -1] = 0.1, 0.6, 0.3
+    np.savez_compressed(path, weights=w, voices=np.array(["af_a", "am_b", "bf_c"]),
+                        lang="en", key="k")
+    clone_map = CloneMap.read(path, "k")
+    prompt = np.array([1.0, 0.0, 0.0, 0.0], np.float32)
+    assert clone_map.blend_for(prompt).weights() == pytest.approx(
+        {"am_b": 0.6, "bf_c": 0.3, "af_a": 0.1})
+    assert clone_map.blend_for(prompt, sex="f").weights() == pytest.approx(
+        {"bf_c": 0.75, "af_a": 0.25})
+    assert clone_map.blend_for(prompt, k=1, sex="m").spec == "am_b:1"
+    assert CloneMap.read(path, "other") is None
+    assert CloneMap.read(tmp_path / "missing.npz", "k") is None
