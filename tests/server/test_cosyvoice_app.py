@@ -153,6 +153,36 @@ def test_the_openai_client_with_the_cosyvoice_model(cv_app, tmp_path):
     assert len(pcm) > 0.04 * 24000 and int(np.abs(pcm).max()) > 300
 
 
+def _metrics(app) -> dict[tuple[str, tuple], float]:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = httpx.get(app.url + "/metrics", timeout=30).text
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for fam in text_string_to_metric_families(text) for s in fam.samples}
+
+
+def test_metrics_per_engine_after_a_cosyvoice_request(cv_app):
+    """/metrics: latency and first-chunk histograms labelled by engine; the CosyVoice LLM's
+    tokens, decode seconds and tokens/s (the offline engine has no token LLM)."""
+    before = _metrics(cv_app)
+    cv3 = (("engine", "cosyvoice3"),)
+    count = ("cosyvoice_engine_request_duration_seconds_count", cv3)
+    assert _wav(_tts(cv_app, text="Hello there.", voice="tiny-male", seed=2,
+                     engine="cosyvoice3"))[1] == 24000
+    assert _wav(_tts(cv_app, text="Hello there.", engine="offline"))[1] == 22050
+    after = _metrics(cv_app)
+    assert after[count] == before.get(count, 0) + 1
+    assert after[("cosyvoice_engine_request_duration_seconds_count",
+                  (("engine", "offline"),))] >= 1
+    first = after[("cosyvoice_engine_first_chunk_seconds_sum", cv3)]
+    assert 0 < first <= after[("cosyvoice_engine_request_duration_seconds_sum", cv3)]
+    tokens = ("cosyvoice_llm_tokens_total", cv3)
+    assert after[tokens] > before.get(tokens, 0)
+    assert after[("cosyvoice_llm_decode_seconds_total", cv3)] > 0
+    assert after[("cosyvoice_llm_tokens_per_second", cv3)] > 0
+    assert ("cosyvoice_llm_tokens_total", (("engine", "offline"),)) not in after
+
+
 def test_a_bad_folder_fails_and_the_offline_engine_keeps_serving(cv_app, cv_folder_v3,
                                                                  tmp_path):
     bad = tmp_path / "bad"
