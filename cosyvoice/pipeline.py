@@ -331,10 +331,16 @@ class Synthesizer:
             yield from view._joined(request, view.engine.synthesize(request))
 
     def _joined(self, request: EngineRequest, chunks) -> Iterator[AudioChunk]:
+        """The engine's chunks joined per sentence; on completion the engine's latency,
+        first-chunk time and LLM work go to the tracker (``/metrics``)."""
         joiner = ChunkJoiner(self.sample_rate)
         total = len(request.sentences)
         pending: list[np.ndarray] = []
+        t0, first_s, tokens, llm_s = time.perf_counter(), None, 0, 0.0
         for chunk in chunks:
+            if first_s is None:
+                first_s = time.perf_counter() - t0
+            tokens, llm_s = tokens + chunk.llm_tokens, llm_s + chunk.llm_s
             pending.append(chunk.wav)
             if not chunk.final:
                 continue
@@ -346,6 +352,9 @@ class Synthesizer:
             pending = []
             notes = list(request.notes) if chunk.sentence == 0 else []
             yield AudioChunk(chunk.sentence, total, sentence.text, wav, self.sample_rate, notes)
+        elapsed = time.perf_counter() - t0
+        self.tracker.observe_engine(self.capabilities.name, elapsed,
+                                    elapsed if first_s is None else first_s, tokens, llm_s)
 
     def synthesize(self, req: SynthesisRequest, progress: ProgressFn | None = None
                    ) -> SynthesisResult:

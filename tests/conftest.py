@@ -137,6 +137,22 @@ def stop_app(app: RunningApp, timeout: float = 30.0) -> int:
     return app.proc.returncode
 
 
+def start_cosyvoice_app(workdir: Path, folder: Path, *extra: str,
+                        timeout: float = 180.0) -> RunningApp:
+    """The app with the CosyVoice3 engine (default) on ``folder`` and the offline engine,
+    returned once both engines have settled (READY or FAILED): the optional CosyVoice model
+    loads after the app is ready."""
+    app = start_app(workdir, "--engine", "cosyvoice3", "--model-dir", str(folder), *extra)
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        _, body = get_json(app.url + "/api/v1/engines")
+        if all(e["state"] in ("READY", "FAILED") for e in body.get("engines", [])):
+            return app
+        time.sleep(0.5)
+    stop_app(app)
+    raise RuntimeError(f"engines not settled after {timeout} s; see {workdir}/app.stdout.log")
+
+
 @pytest.fixture(scope="session")
 def running_app(tmp_path_factory) -> RunningApp:
     workdir = tmp_path_factory.mktemp("app")

@@ -136,3 +136,26 @@ def test_voices_add_list_speak_rename_rm(tmp_path, real_female_prompt):
     gone = cli("voices", "rm", "Cate 2", cwd=tmp_path, env=env)
     assert gone.returncode == 2 and "no saved voice is called 'Cate 2'" in gone.stderr
     assert [d.name for d in voices.iterdir() if not d.name.startswith(".")] == []
+
+
+@pytest.mark.slow
+def test_synthesize_with_the_cosyvoice_engine(tmp_path, cv_folder_v3, real_female_prompt):
+    """``--engine cosyvoice3 --model-dir DIR``: the folder's modes on the command line (the
+    clone transcript required, with the message), audio at the engine's 24 kHz."""
+    engine = ("--engine", "cosyvoice3", "--model-dir", str(cv_folder_v3))
+    out = tmp_path / "clone.wav"
+    no_transcript = cli("synthesize", *engine, "--text", "Hello.", "--mode", "clone",
+                        "--prompt", str(real_female_prompt), "-o", str(out), cwd=tmp_path)
+    assert no_transcript.returncode == 2, no_transcript.stderr
+    assert "needs the prompt's transcript" in no_transcript.stderr and not out.exists()
+    done = cli("synthesize", *engine, "--text", "你好。Hello from the command line.",
+               "--mode", "clone", "--prompt", str(real_female_prompt), "--prompt-text",
+               "a line read for the prompt", "--seed", "5", "-o", str(out), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    wav, sr = sf.read(out, dtype="float32")
+    assert sr == 24000 and len(wav) > 0.04 * sr and float(np.abs(wav).max()) > 0.01
+    assert re.search(r"\(wav, 24000 Hz, 2 sentences\)", done.stdout), done.stdout
+    preset = cli("synthesize", *engine, "--text", "Hi.", "--voice", "tiny-male",
+                 "-o", str(tmp_path / "preset.wav"), cwd=tmp_path)
+    assert preset.returncode == 0, preset.stderr
+    assert sf.info(tmp_path / "preset.wav").samplerate == 24000

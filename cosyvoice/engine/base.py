@@ -118,11 +118,15 @@ class EngineRequest:
 @dataclass
 class EngineChunk:
     """Audio for sentence ``sentence``: float32 mono ``(T,)`` at the engine's sample rate.
-    A sentence may come in several chunks; ``final`` marks its last."""
+    A sentence may come in several chunks; ``final`` marks its last. An engine with a token
+    LLM reports, on a sentence's final chunk, the speech tokens it decoded for it and the
+    seconds that took (``/metrics``' tokens/s)."""
 
     sentence: int
     wav: np.ndarray
     final: bool = True
+    llm_tokens: int = 0
+    llm_s: float = 0.0
 
 
 @runtime_checkable

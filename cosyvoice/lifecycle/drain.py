@@ -38,6 +38,7 @@ from cosyvoice.lifecycle import resources
 logger = logging.getLogger(__name__)
 
 LATENCY_BUCKETS = (0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0)
+FIRST_CHUNK_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
 DRAINING_WHY = "The server is restarting and no longer accepts new requests"
 DEFAULT_SYNTHESIS_S = 10.0  # one synthesis, before any has finished to measure
 RESTART_MARGIN_S = 3.0  # restart.sh's own steps between the old exit and the new start
@@ -99,10 +100,28 @@ class HttpActivity:
 
 
 @dataclass
+class EngineStats:
+    """One engine's finished syntheses: latency and first-chunk time (from the engine's
+    start), and its LLM's speech tokens and decode seconds (engines with a token LLM)."""
+
+    latency: LatencyHistogram = field(default_factory=LatencyHistogram)
+    first_chunk: LatencyHistogram = field(
+        default_factory=lambda: LatencyHistogram(FIRST_CHUNK_BUCKETS,
+                                                 [0] * (len(FIRST_CHUNK_BUCKETS) + 1)))
+    llm_tokens: int = 0
+    llm_s: float = 0.0
+
+    def copy(self) -> EngineStats:
+        return EngineStats(self.latency.copy(), self.first_chunk.copy(), self.llm_tokens,
+                           self.llm_s)
+
+
+@dataclass
 class TrackerSnapshot:
     in_flight: int
     outcomes: dict[tuple[str, str], int]
     latency: dict[str, LatencyHistogram]
+    engines: dict[str, EngineStats] = field(default_factory=dict)
 
 
 class RequestTracker:
@@ -121,6 +140,7 @@ class RequestTracker:
         self.linger_s = 0.0  # after the drain, result downloads may keep it up this long
         self._outcomes: dict[tuple[str, str], int] = {}
         self._latency: dict[str, LatencyHistogram] = {}
+        self._engines: dict[str, EngineStats] = {}
         self._recent: deque[float] = deque(maxlen=recent)
         self.finished_while_draining = 0
         self.http = HttpActivity()
@@ -241,6 +261,16 @@ class RequestTracker:
         if outcome in ("ok", "error"):
             self._recent.append(seconds)
 
+    def observe_engine(self, engine: str, seconds: float, first_chunk_s: float,
+                       llm_tokens: int = 0, llm_s: float = 0.0) -> None:
+        """One synthesis ``engine`` finished: its time, its first chunk's, its LLM's work."""
+        with self._cond:
+            stats = self._engines.setdefault(engine, EngineStats())
+            stats.latency.observe(seconds)
+            stats.first_chunk.observe(first_chunk_s)
+            stats.llm_tokens += llm_tokens
+            stats.llm_s += llm_s
+
     @property
     def in_flight(self) -> int:
         with self._cond:
@@ -273,7 +303,8 @@ class RequestTracker:
     def snapshot(self) -> TrackerSnapshot:
         with self._cond:
             return TrackerSnapshot(self._in_flight, dict(self._outcomes),
-                                   {m: h.copy() for m, h in self._latency.items()})
+                                   {m: h.copy() for m, h in self._latency.items()},
+                                   {e: st.copy() for e, st in self._engines.items()})
 
 
 def classify(e: BaseException) -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,6 +78,28 @@ class HopSchedule:
     def advance(self) -> None:
         self.offset += self.current
         self.hop = min(self.max_hop, self.hop * 2)
+
+
+@dataclass
+class DecodeStats:
+    """What one ``tts`` call's LLM did: speech tokens decoded and the seconds spent decoding
+    them (the flow and HiFT excluded); filled while its chunks are read."""
+
+    tokens: int = 0
+    llm_s: float = 0.0
+
+
+def _timed(tokens: Iterator[int], stats: DecodeStats) -> Iterator[int]:
+    """``tokens``, counting each one and the time its decode took into ``stats``."""
+    while True:
+        t0 = time.perf_counter()
+        try:
+            token = next(tokens)
+        except StopIteration:
+            return
+        stats.tokens += 1
+        stats.llm_s += time.perf_counter() - t0
+        yield token
 
 
 def drop_long_silences(tokens: Iterator[int], silent: frozenset[int]) -> Iterator[int]:
@@ -180,13 +203,15 @@ class CosyVoiceSynth:
 
     # --- synthesis -----------------------------------------------------------------------
     def tts(self, inputs: dict, *, stream: bool = False, speed: float = 1.0,
-            seed: int | None = None) -> Iterator[torch.Tensor]:
+            seed: int | None = None, stats: DecodeStats | None = None
+            ) -> Iterator[torch.Tensor]:
         """Float32 (T,) chunks at ``sample_rate``: one when ``stream`` is False, else one per
         token hop. Inputs are checked here, before the first chunk is asked for."""
         self._front()
         inputs = without_lengths(inputs)
         self._check(inputs, stream, speed)
-        return self._chunks(inputs, stream, speed, _fresh_seed() if seed is None else int(seed))
+        return self._chunks(inputs, stream, speed, _fresh_seed() if seed is None else int(seed),
+                            stats)
 
     def _check(self, inputs: dict, stream: bool, speed: float) -> None:
         if not speed > 0:
@@ -246,8 +271,8 @@ class CosyVoiceSynth:
             tokens.close()
 
     @torch.inference_mode()
-    def _chunks(self, inputs: dict, stream: bool, speed: float, seed: int
-                ) -> Iterator[torch.Tensor]:
+    def _chunks(self, inputs: dict, stream: bool, speed: float, seed: int,
+                stats: DecodeStats | None = None) -> Iterator[torch.Tensor]:
         prompt_token = inputs.get("flow_prompt_speech_token",
                                   torch.zeros(1, 0, dtype=torch.int32))
         prompt_feat = inputs.get("prompt_speech_feat", torch.zeros(1, 0, 80))
@@ -259,8 +284,9 @@ class CosyVoiceSynth:
                                           config.pre_lookahead_len)
         decoded: list[int] = []
         tokens = self._tokens(inputs, torch.Generator().manual_seed(seed))
+        timed = _timed(tokens, stats) if stats is not None else tokens
         try:
-            for token in tokens:
+            for token in timed:
                 decoded.append(token)
                 while stream and schedule.ready(len(decoded)):
                     chunk = torch.tensor([decoded[:schedule.end()]], dtype=torch.int32)

@@ -24,6 +24,7 @@ from prometheus_client.core import (
 from prometheus_client.registry import Collector
 
 from cosyvoice.lifecycle import resources
+from cosyvoice.lifecycle.drain import EngineStats
 from cosyvoice.lifecycle.manager import ModelManager, ModelState
 from cosyvoice.lifecycle.restarts import RestartLog
 from cosyvoice.server.health import AppState, readiness
@@ -67,6 +68,7 @@ class AppCollector(Collector):
         for mode, h in sorted(snap.latency.items()):
             hist.add_metric([mode], h.cumulative(), sum_value=h.total_s)
         yield hist
+        yield from _engine_metrics(snap.engines)
         yield _gauge("cosyvoice_in_flight_requests", "Syntheses running now", snap.in_flight)
         yield _gauge("cosyvoice_queue_depth", "Requests waiting in the queue",
                      _safe_int(self.queue_depth))
@@ -124,6 +126,30 @@ class AppCollector(Collector):
         for reason, n in sorted(self.restart_log.count_by_reason().items()):
             fam.add_metric([reason], n)
         yield fam
+
+
+def _engine_metrics(engines: dict[str, EngineStats]) -> Iterator[Metric]:
+    """Per engine: latency and first-chunk histograms; LLM tokens, decode seconds and the
+    tokens/s they give (engines with a token LLM, such as CosyVoice)."""
+    latency = HistogramMetricFamily("cosyvoice_engine_request_duration_seconds",
+                                    "Synthesis latency by engine (the engine's part)",
+                                    labels=["engine"])
+    first = HistogramMetricFamily("cosyvoice_engine_first_chunk_seconds",
+                                  "Time to the engine's first audio chunk", labels=["engine"])
+    tokens = CounterMetricFamily("cosyvoice_llm_tokens", "Speech tokens the engine's LLM "
+                                 "decoded", labels=["engine"])
+    seconds = CounterMetricFamily("cosyvoice_llm_decode_seconds", "Seconds the engine's LLM "
+                                  "spent decoding speech tokens", labels=["engine"])
+    rate = GaugeMetricFamily("cosyvoice_llm_tokens_per_second", "Speech tokens per second of "
+                             "LLM decoding, over all requests so far", labels=["engine"])
+    for name, st in sorted(engines.items()):
+        latency.add_metric([name], st.latency.cumulative(), sum_value=st.latency.total_s)
+        first.add_metric([name], st.first_chunk.cumulative(), sum_value=st.first_chunk.total_s)
+        if st.llm_tokens:
+            tokens.add_metric([name], st.llm_tokens)
+            seconds.add_metric([name], st.llm_s)
+            rate.add_metric([name], st.llm_tokens / max(st.llm_s, 1e-9))
+    yield from (latency, first, tokens, seconds, rate)
 
 
 def _safe_int(fn: QueueDepthFn) -> int:

@@ -103,6 +103,8 @@ TEXTS: dict[str, tuple[str, str]] = {
     "voice": ("Preset voice", "选择预训练音色"),
     "prompt": ("Prompt recording (3–30 s)", "参考音频（3–30秒）"),
     "prompt_text": ("Prompt transcript (optional)", "参考音频文本（可选）"),
+    "prompt_text_required": ("Prompt transcript (required: type what the recording says)",
+                             "参考音频文本（必填：输入录音所说的内容）"),
     "prompt_text_ph": (
         "What the prompt says. Optional; kept with saved voices.",
         "参考音频中说的话。可选。",

@@ -266,6 +266,11 @@ def _visibility(caps: Capabilities, m: str) -> dict[str, bool]:
                 m in caps.voice_modes and caps.blend_voices))}
 
 
+def _transcript_label(caps: Capabilities, m: str, lang: str = "en") -> str:
+    """The transcript box's label: required where the engine needs it in this mode."""
+    return t("prompt_text_required" if m in caps.transcript_modes else "prompt_text", lang)
+
+
 def streaming_available() -> bool:
     """Gradio's streaming audio output encodes with ``ffmpeg``, and once ffmpeg is on PATH
     its other audio paths probe files with ``ffprobe``: both must be installed (Debian:
@@ -341,7 +346,8 @@ class _SynthesisTab:
             self.dialect_table = gr.Markdown(dialect_markdown("en"))
         self.prompt = gr.Audio(sources=["upload", "microphone"], type="filepath",
                                label=t("prompt"), visible=v["prompt"], elem_id="prompt")
-        self.prompt_text = gr.Textbox(label=t("prompt_text"), placeholder=t("prompt_text_ph"),
+        self.prompt_text = gr.Textbox(label=_transcript_label(self.caps, first),
+                                      placeholder=t("prompt_text_ph"),
                                       visible=v["prompt_text"], max_length=500,
                                       elem_id="prompt-text")
         with gr.Row(visible=v["save"], elem_id="save-voice-row") as self.save_row:
@@ -450,7 +456,9 @@ class _SynthesisTab:
         v = _visibility(self.caps_of(engine), m)
         return (gr.update(value=t(STEP_KEYS.get(m, "step_preset"), lang)),
                 gr.update(visible=v["voice"]), gr.update(visible=v["prompt"]),
-                gr.update(visible=v["prompt_text"]), gr.update(visible=v["strength"]),
+                gr.update(visible=v["prompt_text"],
+                          label=_transcript_label(self.caps_of(engine), m, lang)),
+                gr.update(visible=v["strength"]),
                 gr.update(visible=v["instruct"]), gr.update(visible=v["instruct"]),
                 gr.update(visible=v["save"]))
 
@@ -474,7 +482,8 @@ class _SynthesisTab:
                 gr.update(label=t("text", lang), placeholder=t("text_ph", lang)),
                 gr.update(label=t("voice", lang), info=t("voice_blend_info", lang)
                           if caps.blend_voices else None),
-                L("prompt"), L("prompt_text"), L("speed"), L("strength"),
+                L("prompt"), gr.update(label=_transcript_label(caps, m, lang)), L("speed"),
+                L("strength"),
                 gr.update(label=t("seed", lang), placeholder=t("seed_ph", lang)), V("dice"),
                 V("generate"), L("output"),
                 gr.update(label=t("instruction", lang), placeholder=t("instruction_ph", lang)),

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -55,12 +57,13 @@ def e2e_app(tmp_path_factory):
     stop_by_pidfile(app.pidfile)
 
 
-@pytest.fixture
-def page(browser, e2e_app, request):
+@contextmanager
+def open_page(browser, url: str, request) -> Iterator:
+    """A fresh browser context on the app's page; a full-page screenshot if the test failed."""
     context = browser.new_context(viewport={"width": 1280, "height": 1000})
     page = context.new_page()
     page.set_default_timeout(30_000)
-    page.goto(e2e_app.url + "/")
+    page.goto(url + "/")
     page.wait_for_selector("#generate")
     yield page
     report = getattr(request.node, "rep_call", None)
@@ -69,3 +72,9 @@ def page(browser, e2e_app, request):
         name = re.sub(r"[^\w.-]+", "_", request.node.name)
         page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
     context.close()
+
+
+@pytest.fixture
+def page(browser, e2e_app, request):
+    with open_page(browser, e2e_app.url, request) as page:
+        yield page

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import shutil
-import time
 from urllib.parse import unquote
 
 import httpx
@@ -16,20 +15,14 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from tests.conftest import get_json, start_app, stop_app
+from tests.conftest import get_json, start_cosyvoice_app, stop_app
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def cv_app(tmp_path_factory, cv_folder_v3):
-    app = start_app(tmp_path_factory.mktemp("cv-app"), "--engine", "cosyvoice3",
-                    "--model-dir", str(cv_folder_v3))
-    deadline = time.time() + 180  # optional models (the CosyVoice one) load after ready
-    while time.time() < deadline and any(
-            _engine(app, name)["state"] not in ("READY", "FAILED")
-            for name in ("cosyvoice3", "offline")):
-        time.sleep(0.5)
+    app = start_cosyvoice_app(tmp_path_factory.mktemp("cv-app"), cv_folder_v3)
     yield app
     stop_app(app)
 
@@ -113,6 +106,81 @@ def test_a_saved_voice_is_offered_by_its_engine_only(cv_app, real_female_prompt)
         == 24000
     r = _tts(cv_app, text="Hi.", voice="cate-cv3", engine="offline")
     assert r.status_code == 422 and "unknown voice 'cate-cv3'" in r.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("fmt", ["wav", "pcm16"])
+def test_rest_streaming_sends_the_cosyvoice_engines_chunks(cv_app, fmt):
+    """stream=true with the CosyVoice engine: chunked 24 kHz audio, more than one chunk
+    (the runtime's token hops), equal in length to what the whole request gives."""
+    fields = {"text": "你好，今天天气很好。Hello there, how are you today?", "seed": 11,
+              "engine": "cosyvoice3", "voice": "tiny-female", "format": fmt}
+    pieces = []
+    with httpx.stream("POST", cv_app.url + "/api/v1/tts", json={**fields, "stream": True},
+                      timeout=300) as r:
+        assert r.status_code == 200, r.read()
+        assert r.headers.get("transfer-encoding") == "chunked"
+        if fmt == "pcm16":
+            assert r.headers["content-type"].startswith("audio/L16;rate=24000")
+        pieces = list(r.iter_raw())
+    data = b"".join(pieces)
+    if fmt == "wav":
+        assert data[:4] == b"RIFF" and int.from_bytes(data[24:28], "little") == 24000
+        data = data[44:]
+    pcm = np.frombuffer(data, dtype="<i2").astype(np.float32) / 32767.0
+    assert len(pieces) > 1 and float(np.abs(pcm).max()) > 0.01
+    whole, sr = _wav(_tts(cv_app, **{**fields, "format": "wav"}))
+    assert sr == 24000 and abs(len(pcm) - len(whole)) <= 1
+
+
+def test_the_openai_client_with_the_cosyvoice_model(cv_app, tmp_path):
+    """The official client: model cosyvoice3 listed, speech read as a streamed response."""
+    from openai import OpenAI
+
+    client = OpenAI(base_url=cv_app.url + "/v1", api_key="not-needed")
+    assert "cosyvoice3" in [m.id for m in client.models.list().data]
+    out = tmp_path / "speech.wav"
+    with client.audio.speech.with_streaming_response.create(
+            model="cosyvoice3", voice="tiny-male", input="The official client works.",
+            response_format="wav") as resp:
+        assert resp.headers["content-type"] == "audio/wav"
+        resp.stream_to_file(out)
+    wav, sr = sf.read(out, dtype="float32")
+    assert sr == 24000 and len(wav) > 0.04 * sr and float(np.abs(wav).max()) > 0.01
+    with client.audio.speech.with_streaming_response.create(
+            model="cosyvoice3", voice="alloy", input="Speak up.", response_format="pcm",
+            instructions="speak happily") as resp:
+        pcm = np.frombuffer(b"".join(resp.iter_bytes()), dtype="<i2")
+    assert len(pcm) > 0.04 * 24000 and int(np.abs(pcm).max()) > 300
+
+
+def _metrics(app) -> dict[tuple[str, tuple], float]:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = httpx.get(app.url + "/metrics", timeout=30).text
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for fam in text_string_to_metric_families(text) for s in fam.samples}
+
+
+def test_metrics_per_engine_after_a_cosyvoice_request(cv_app):
+    """/metrics: latency and first-chunk histograms labelled by engine; the CosyVoice LLM's
+    tokens, decode seconds and tokens/s (the offline engine has no token LLM)."""
+    before = _metrics(cv_app)
+    cv3 = (("engine", "cosyvoice3"),)
+    count = ("cosyvoice_engine_request_duration_seconds_count", cv3)
+    assert _wav(_tts(cv_app, text="Hello there.", voice="tiny-male", seed=2,
+                     engine="cosyvoice3"))[1] == 24000
+    assert _wav(_tts(cv_app, text="Hello there.", engine="offline"))[1] == 22050
+    after = _metrics(cv_app)
+    assert after[count] == before.get(count, 0) + 1
+    assert after[("cosyvoice_engine_request_duration_seconds_count",
+                  (("engine", "offline"),))] >= 1
+    first = after[("cosyvoice_engine_first_chunk_seconds_sum", cv3)]
+    assert 0 < first <= after[("cosyvoice_engine_request_duration_seconds_sum", cv3)]
+    tokens = ("cosyvoice_llm_tokens_total", cv3)
+    assert after[tokens] > before.get(tokens, 0)
+    assert after[("cosyvoice_llm_decode_seconds_total", cv3)] > 0
+    assert after[("cosyvoice_llm_tokens_per_second", cv3)] > 0
+    assert ("cosyvoice_llm_tokens_total", (("engine", "offline"),)) not in after
 
 
 def test_a_bad_folder_fails_and_the_offline_engine_keeps_serving(cv_app, cv_folder_v3,

@@ -110,15 +110,19 @@ class CosyVoiceEngine:
         inputs = self._inputs(synth, request)  # checks the request before any chunk
 
         def chunks() -> Iterator[EngineChunk]:
+            from cosyvoice.runtime.synthesis import DecodeStats
+
             for i, sentence in enumerate(request.sentences):
+                stats = DecodeStats()
                 with torch.inference_mode(), input_errors():
                     pieces = [p.detach().to("cpu", torch.float32).numpy().reshape(-1)
                               for p in synth.tts(inputs(spoken_text(sentence)), stream=False,
-                                                 speed=request.speed, seed=request.seed)]
+                                                 speed=request.speed, seed=request.seed,
+                                                 stats=stats)] or [np.zeros(0, np.float32)]
                 for j, wav in enumerate(pieces):
-                    yield EngineChunk(i, wav, final=j == len(pieces) - 1)
-                if not pieces:
-                    yield EngineChunk(i, np.zeros(0, np.float32))
+                    last = j == len(pieces) - 1
+                    yield EngineChunk(i, wav, final=last, llm_tokens=stats.tokens if last else 0,
+                                      llm_s=stats.llm_s if last else 0.0)
 
         return chunks()
 
