@@ -30,6 +30,21 @@ QWEN_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 # Qwen2's pre-tokenizer split (public tokenizer.json of the Qwen2 family).
 QWEN_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+"
               r"[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+# Qwen2.5-0.5B's published config (CosyVoice-BlankEN/config.json in the released folders).
+QWEN_REAL = {
+    "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_act": "silu",
+    "hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 24,
+    "num_attention_heads": 14, "num_key_value_heads": 2, "max_position_embeddings": 32768,
+    "max_window_layers": 24, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0,
+    "sliding_window": 32768, "use_sliding_window": False, "tie_word_embeddings": True,
+    "vocab_size": 151936, "bos_token_id": 151643, "eos_token_id": 151643,
+    "attention_dropout": 0.0, "initializer_range": 0.02, "use_cache": True,
+    "torch_dtype": "float32",
+}
+# Same vocabulary (the special token ids are fixed by the tokenizer), everything else small.
+QWEN_TINY = {**QWEN_REAL, "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
+             "num_attention_heads": 4, "num_key_value_heads": 2, "max_window_layers": 2}
+
 CORPUS = [
     "Hello, this is a voice cloning test. The quick brown fox jumps over the lazy dog.",
     "We read numbers like 2025 and 3.14, and questions: how are you today?",
@@ -124,3 +139,14 @@ def write_qwen_tokenizer(folder: Path) -> None:
               "unk_token": None, "errors": "replace", "model_max_length": 32768,
               "clean_up_tokenization_spaces": False, "split_special_tokens": False}
     (folder / "tokenizer_config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+
+
+def write_standins(out: Path, version: int, qwen_config: dict, seed: int = 0) -> None:
+    """A folder's parts that are not state dicts: ``CosyVoice-BlankEN/`` (``qwen_config`` as
+    its config.json, and the tokenizer), ``campplus.onnx``, ``speech_tokenizer_v{version}.onnx``."""
+    qwen = out / "CosyVoice-BlankEN"
+    qwen.mkdir(exist_ok=True)
+    (qwen / "config.json").write_text(json.dumps(qwen_config, indent=2), encoding="utf-8")
+    write_qwen_tokenizer(qwen)
+    write_campplus_onnx(out / "campplus.onnx", seed=seed)
+    write_speech_tokenizer_onnx(out / f"speech_tokenizer_v{version}.onnx", seed=seed)

@@ -15,7 +15,6 @@ keys and shapes are the released ones. The ONNX files and the tokenizer are stan
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from pathlib import Path
@@ -26,27 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.cosyvoice_standins import (  # noqa: E402
-    write_campplus_onnx,
-    write_qwen_tokenizer,
-    write_speech_tokenizer_onnx,
-)
+from bench.cosyvoice_standins import QWEN_REAL, QWEN_TINY, write_standins  # noqa: E402
 from tests.oracle.harness import oracle_dir, run_oracle  # noqa: E402
-
-# Qwen2.5-0.5B's published config (CosyVoice-BlankEN/config.json in the released folders).
-QWEN_REAL = {
-    "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_act": "silu",
-    "hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 24,
-    "num_attention_heads": 14, "num_key_value_heads": 2, "max_position_embeddings": 32768,
-    "max_window_layers": 24, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0,
-    "sliding_window": 32768, "use_sliding_window": False, "tie_word_embeddings": True,
-    "vocab_size": 151936, "bos_token_id": 151643, "eos_token_id": 151643,
-    "attention_dropout": 0.0, "initializer_range": 0.02, "use_cache": True,
-    "torch_dtype": "float32",
-}
-# Same vocabulary (the special token ids are fixed by the tokenizer), everything else small.
-QWEN_TINY = {**QWEN_REAL, "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
-             "num_attention_heads": 4, "num_key_value_heads": 2, "max_window_layers": 2}
 
 # Tiny widths, by YAML key path; the structure (and every released-fixed size: 80 mels, 192-d
 # speaker embedding, 6561 speech tokens, 24 kHz, upsample rates) is kept.
@@ -113,13 +93,7 @@ def make_folder(out: Path, version: int, size: str = "tiny", seed: int = 0) -> P
     out = out.resolve()  # the oracle runs in another working directory
     out.mkdir(parents=True, exist_ok=True)
     (out / f"cosyvoice{version}.yaml").write_text(config_text(version, size), encoding="utf-8")
-    qwen = out / "CosyVoice-BlankEN"
-    qwen.mkdir(exist_ok=True)
-    config = QWEN_TINY if size == "tiny" else QWEN_REAL
-    (qwen / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
-    write_qwen_tokenizer(qwen)
-    write_campplus_onnx(out / "campplus.onnx", seed=seed)
-    write_speech_tokenizer_onnx(out / f"speech_tokenizer_v{version}.onnx", seed=seed)
+    write_standins(out, version, QWEN_TINY if size == "tiny" else QWEN_REAL, seed)
     write_spk2info(out, version, size, seed)
     run_oracle("make_weights.py", folder=str(out), seed=seed, timeout=3600)
     return out

@@ -17,7 +17,6 @@ oracle's folders (tests/runtime), not on these.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -27,25 +26,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.cosyvoice_standins import (  # noqa: E402
-    write_campplus_onnx,
-    write_qwen_tokenizer,
-    write_speech_tokenizer_onnx,
-)
+from bench.cosyvoice_standins import QWEN_TINY, write_standins  # noqa: E402
 
 SPEAKERS = ("tiny-female", "tiny-male")
-
-# Qwen2's published config with tiny widths (same vocabulary: the special ids are fixed).
-QWEN_TINY = {
-    "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_act": "silu",
-    "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
-    "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 32768,
-    "max_window_layers": 2, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0,
-    "sliding_window": 32768, "use_sliding_window": False, "tie_word_embeddings": True,
-    "vocab_size": 151936, "bos_token_id": 151643, "eos_token_id": 151643,
-    "attention_dropout": 0.0, "initializer_range": 0.02, "use_cache": True,
-    "torch_dtype": "float32",
-}
 
 _HEAD = """\
 # A tiny CosyVoice{v} configuration in the released structure (tests only).
@@ -261,12 +244,7 @@ def make_folder(out: Path, version: int, seed: int = 0) -> Path:
         raise ValueError(f"version must be 2 or 3, not {version}")
     out.mkdir(parents=True, exist_ok=True)
     (out / f"cosyvoice{version}.yaml").write_text(yaml_text(version), encoding="utf-8")
-    qwen = out / "CosyVoice-BlankEN"
-    qwen.mkdir(exist_ok=True)
-    (qwen / "config.json").write_text(json.dumps(QWEN_TINY, indent=2), encoding="utf-8")
-    write_qwen_tokenizer(qwen)
-    write_campplus_onnx(out / "campplus.onnx", seed=seed)
-    write_speech_tokenizer_onnx(out / f"speech_tokenizer_v{version}.onnx", seed=seed)
+    write_standins(out, version, QWEN_TINY, seed)
     write_spk2info(out, seed)
     gen = torch.Generator().manual_seed(seed)
     for part, module in _modules(out, version).items():
