@@ -31,6 +31,8 @@ from cosyvoice.speaker.validation import PromptAudio
 logger = logging.getLogger(__name__)
 
 TOKENIZER_RATE = 16000  # the speech tokenizer's and CAM++'s input rate
+# our modes with a prompt → the runtime's (every other prompt mode speaks cross-lingually)
+PROMPT_MODES = {"clone": "zero_shot", "instruct": "instruct2"}
 
 
 def model_spec(version: int, model_dir: str) -> ModelSpec:
@@ -127,14 +129,14 @@ class CosyVoiceEngine:
         return chunks()
 
     def _inputs(self, synth: Any, req: EngineRequest) -> Callable[[str], dict]:
-        """text → the runtime's inputs for the request's mode."""
+        """text → the runtime's inputs for the request's mode. A prompt's speech tokens, mel
+        and embedding are computed once per request (as a voice), not once per sentence."""
         if req.prompt is not None:
             p16, p24 = self.prompt_tensors(req.prompt)
-            if req.mode == "clone":
-                return lambda text: synth.zero_shot(text, req.prompt_text, p16, p24)
-            if req.mode == "instruct":
-                return lambda text: synth.instruct2(text, req.instruction, p16, p24)
-            return lambda text: synth.cross_lingual(text, p16, p24)
+            with torch.inference_mode(), input_errors():
+                voice = synth.voice(p16, p24, req.prompt_text if req.mode == "clone" else "")
+            mode = PROMPT_MODES.get(req.mode, "cross_lingual")
+            return lambda text: synth.with_voice(text, voice, mode, req.instruction)
         saved = req.saved_voice
         if saved is None and req.voice not in synth.speakers:
             raise PromptError(
