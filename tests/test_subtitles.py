@@ -4,7 +4,7 @@ import pytest
 
 from cosyvoice.subtitles import Cue, shifted, to_srt, to_vtt
 
-CUES = [Cue(0.0, 1.2345, "Hello there."), Cue(1.5, 3661.002, "你好。\n\nSecond --> line")]
+CUES = [Cue(0.0, 1.2346, "Hello there."), Cue(1.5, 3661.002, "你好。\n\nSecond --> line")]
 
 
 def test_srt_numbering_stamps_and_blank_line_rules():
@@ -20,7 +20,8 @@ def test_vtt_header_and_dot_stamps():
 
 
 def test_shifted_moves_every_cue():
-    assert shifted(CUES[:1], 2.0) == [Cue(2.0, 3.2345, "Hello there.")]
+    (cue,) = shifted(CUES[:1], 2.0)
+    assert (cue.start_s, cue.end_s, cue.text) == (2.0, pytest.approx(3.2346), "Hello there.")
 
 
 @pytest.mark.parametrize("start,end", [(-0.1, 1.0), (2.0, 1.0)])
