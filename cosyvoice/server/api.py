@@ -293,14 +293,20 @@ def api_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
                          **tts_schema(synth)["properties"],
                          "prompt": {"type": "string", "format": "binary"}}}}}}})
     async def tts(request: Request) -> Response:
-        """Speak text in any mode; JSON, or multipart with a ``prompt`` recording."""
+        """Speak text in any mode; JSON, or multipart with a ``prompt`` recording
+        (``prompt_text: "auto"`` transcribes it where the mode takes a transcript)."""
+        from cosyvoice.server.transcribe_api import auto_transcript, transcript_header
+
         body, prompt = await api.parse_tts(request)
         req = _request(body, prompt)
         fmt = check_format(body.format)
         try:
+            heard = await auto_transcript(api, req)
             if body.stream:
-                return await run_in_threadpool(api.streaming, req, fmt)
-            return await api.until_drain_deadline(api.full, req, fmt)
+                response = await run_in_threadpool(api.streaming, req, fmt)
+            else:
+                response = await api.until_drain_deadline(api.full, req, fmt)
+            return transcript_header(response, heard)
         finally:
             # Streaming too: the prompt is read before the first chunk is sent.
             if prompt is not None:
