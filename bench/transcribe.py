@@ -35,7 +35,7 @@ OUT = ROOT / "bench" / "out" / "transcribe"
 ALSA_TEXT = ("front left front center front right side left side right rear left rear center "
              "rear right")
 EN_TEXTS = {
-    "short": "Please call Stella and ask her to bring these things.",
+    "short": "Please call Stella and ask her to bring these things with her from the store.",
     "medium": ("The museum opens at nine in the morning. Children under twelve can visit for "
                "free with their parents."),
     "long": ("When the storm finally passed, the fishermen pulled their boats back into the "
@@ -103,26 +103,38 @@ def run(recognizer: str, prompts: list[dict]) -> list[dict]:
     load_s = time.perf_counter() - t0
     rows = []
     for p in prompts:
-        c0 = time.process_time()
+        c0, w0 = time.process_time(), time.perf_counter()
         row = {"recognizer": recognizer, "load_s": round(load_s, 2), **p}
         try:
             tr = transcribe_file(manager, p["path"])
         except CosyVoiceError as e:
-            row.update(error=str(e), cpu_s=round(time.process_time() - c0, 2))
+            row.update(error=str(e), cpu_s=round(time.process_time() - c0, 2),
+                       seconds=round(time.perf_counter() - w0, 2))
+            if getattr(e, "logprob", None) is not None:
+                row["logprob"] = round(e.logprob, 3)
         else:
             row.update(tr.to_dict(), cpu_s=round(time.process_time() - c0, 2))
-            if p["ref"]:
-                row["score"] = round(cer(p["ref"], tr.text) if p["lang"] == "zh"
-                                     else wer(p["ref"], tr.text), 1)
+            score(row)
         rows.append(row)
         print(_line(row), flush=True)
     return rows
 
 
+def score(row: dict) -> None:
+    """WER (English; numbers spelled by the app's English normalizer on both sides, so "9"
+    and "nine" agree) or CER (Mandarin) of a row with a reference and a text."""
+    from cosyvoice.frontend.en_normalize import normalize_en
+
+    if row.get("ref") and "text" in row:
+        row["score"] = round(cer(row["ref"], row["text"]) if row["lang"] == "zh" else
+                             wer(normalize_en(row["ref"]), normalize_en(row["text"])), 1)
+
+
 def _line(r: dict) -> str:
     head = f"{r['recognizer']:16s} {r['name']:18s} {r['lang']}"
     if "error" in r:
-        return f"{head}  REFUSED ({r['cpu_s']} cpu-s): {r['error'][:110]}"
+        lp = f", lp {r['logprob']:.2f}" if "logprob" in r else ""
+        return f"{head}  REFUSED ({r['seconds']} s, {r['cpu_s']} cpu-s{lp}): {r['error'][:90]}"
     score = f"{'CER' if r['lang'] == 'zh' else 'WER'} {r['score']:5.1f}%" if "score" in r \
         else "no ref    "
     return (f"{head} {r['audio_s']:5.1f} s  {score}  {r['seconds']:5.2f} s wall "
@@ -152,7 +164,7 @@ def summary(rows: list[dict]) -> list[str]:
             elif refused:
                 out.append(f"{rec} {lang}: {refused} of {len(of_lang)} refused")
         for lo, hi in ((0, 6), (6, 12), (12, 31)):
-            done = [r for r in mine if "seconds" in r and lo <= r["audio_s"] < hi]
+            done = [r for r in mine if "audio_s" in r and lo <= r["audio_s"] < hi]
             if done:
                 wall = median([r["seconds"] for r in done])
                 cpu = median([r["cpu_s"] for r in done])
@@ -166,10 +178,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--recognizers", default="whisper-base,whisper-tiny.en")
     ap.add_argument("--json", type=Path, default=OUT / "results.json")
+    ap.add_argument("--rescore", action="store_true",
+                    help="re-score and summarize the rows of --json instead of running")
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
-    prompts = bench_prompts() + test_prompts(OUT / "prompts")
-    rows = [r for rec in args.recognizers.split(",") for r in run(rec, prompts)]
+    if args.rescore:
+        rows = json.loads(args.json.read_text())
+        for row in rows:
+            score(row)
+            print(_line(row))
+    else:
+        prompts = bench_prompts() + test_prompts(OUT / "prompts")
+        rows = [r for rec in args.recognizers.split(",") for r in run(rec, prompts)]
     print(f"\nmachine: {machine()}; cpu: {_cpu_model()}")
     print("\n".join(summary(rows)))
     args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -40,7 +40,10 @@ NAMES = {"zh": ("Mandarin", "普通话"), "en": ("English", "英语"), "ja": ("J
 
 class TranscriptionError(PromptError):
     """The prompt cannot be transcribed by the installed recognizer (its language, or no
-    speech it can read); the user types the transcript instead."""
+    speech it can read); the user types the transcript instead. ``logprob``: the English
+    decoder's mean log-probability where that was the reason."""
+
+    logprob: float | None = None
 
 
 @dataclass
@@ -143,11 +146,13 @@ class Transcriber:
                 not out.text or out.logprob < EN_MIN_LOGPROB):
             logger.info("English-only recognizer refused: logprob %.2f, text %r",
                         out.logprob, out.text[:80])
-            raise TranscriptionError(
+            error = TranscriptionError(
                 "the prompt does not sound like English, and the installed recognizer "
                 f"({self.recognizer.name}) knows English only: no recognizer for Mandarin or "
                 "other languages is installed; type the transcript / 提示音频听起来不是英语，"
                 "而已安装的识别模型只识别英语（未安装普通话等其他语言的识别模型），请手动输入文字")
+            error.logprob = out.logprob  # for benchmarks; the message stays plain
+            raise error
         if not out.text:
             raise TranscriptionError("the recognizer heard no words in the prompt; type the "
                                      "transcript / 未识别出文字，请手动输入提示音频的文字")

@@ -11,7 +11,7 @@ from tests.asr.known_prompts import EN_TEXT, ZH_TEXT, recognizer_manager, speak
 
 @pytest.fixture(scope="session")
 def en_prompt(tmp_path_factory) -> Path:
-    """English (Piper joe), about 7 s, text :data:`EN_TEXT`."""
+    """English (Piper joe), about 5 s, text :data:`EN_TEXT`."""
     return speak(tmp_path_factory.mktemp("asr-en"), "joe", EN_TEXT, "joe")
 
 
