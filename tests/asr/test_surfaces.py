@@ -61,3 +61,11 @@ def test_the_cli_transcribes_and_refuses_with_exit_2(tmp_path, en_prompt, zh_pro
     assert "no recognizer for Mandarin" in refused.stderr and "普通话" in refused.stderr
     missing = cli("transcribe", "nope.wav", cwd=tmp_path)
     assert missing.returncode == 2 and "nope.wav: no such file" in missing.stderr
+
+
+def test_the_gradio_event_transcribes(running_app, en_prompt):
+    from gradio_client import Client, handle_file
+
+    client = Client(running_app.url + "/", verbose=False)
+    text, note = client.predict(handle_file(str(en_prompt)), "zh", api_name="/transcribe")
+    assert wer(EN_TEXT, text) <= 15.0 and "自动识别" in note and "语言：en" in note
