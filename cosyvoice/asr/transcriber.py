@@ -28,7 +28,7 @@ logger = logging.getLogger(__name__)
 
 SAMPLE_RATE = 16000  # Whisper's input rate
 BEAM_SIZE = 5
-EN_MIN_LOGPROB = -0.6  # English-only auto mode: below this the speech is not taken as English
+EN_MIN_LOGPROB = -0.8  # English-only auto mode: below this the speech is not taken as English
 ALIASES = {"auto": None, "": None, "mandarin": "zh", "chinese": "zh", "cmn": "zh",
            "zh-cn": "zh", "zh-hans": "zh", "中文": "zh", "普通话": "zh", "汉语": "zh",
            "english": "en", "en-us": "en", "en-gb": "en", "英语": "en", "英文": "en"}
