@@ -67,7 +67,9 @@ class TtsBody(BaseModel):
                               "the engine's default voice")
     instruction: str = Field("", max_length=1000, description="natural-language style, e.g. "
                              "'speak happily and a bit faster' or '用四川话说'")
-    prompt_text: str = Field("", max_length=500, description="prompt transcript (optional)")
+    prompt_text: str = Field("", max_length=500, description="prompt transcript (optional); "
+                             "'auto': transcribe the prompt where the mode takes a transcript "
+                             "(the text used comes back in X-Prompt-Transcript)")
     speed: float = Field(1.0, ge=0.5, le=2.0)
     seed: int | None = Field(None, ge=0, le=SEED_MAX)
     strength: float = Field(1.0, ge=0.0, le=1.0, description="cloning similarity strength")
