@@ -135,8 +135,10 @@ def hop_reference(cv_folder_v3) -> tuple[list[np.ndarray], np.ndarray]:
     return hops, np.concatenate(out)
 
 
-def _timed_chunks(response) -> tuple[list[bytes], list[float]]:
-    t0, chunks, arrivals = time.perf_counter(), [], []
+def _timed_chunks(response, t0: float) -> tuple[list[bytes], list[float]]:
+    """The response's chunks as they come, with their arrival times since ``t0`` (before
+    the request was sent: the first chunk is rendered before the headers)."""
+    chunks, arrivals = [], []
     for chunk in response.iter_bytes():
         chunks.append(chunk)
         arrivals.append(time.perf_counter() - t0)
@@ -152,12 +154,13 @@ def test_rest_streaming_sends_the_runtimes_token_hops(cv_app, hop_reference, fmt
     assert len(hops) > 2
     fields = {"text": HOP_TEXT, "seed": HOP_SEED, "engine": "cosyvoice3", "voice": HOP_VOICE,
               "format": fmt, "stream": True}
+    t0 = time.perf_counter()
     with httpx.stream("POST", cv_app.url + "/api/v1/tts", json=fields, timeout=300) as r:
         assert r.status_code == 200, r.read()
         assert r.headers.get("transfer-encoding") == "chunked"
         if fmt == "pcm16":
             assert r.headers["content-type"].startswith("audio/L16;rate=24000")
-        chunks, arrivals = _timed_chunks(r)
+        chunks, arrivals = _timed_chunks(r, t0)
     data = b"".join(chunks)
     if fmt == "wav":
         assert data[:4] == b"RIFF" and int.from_bytes(data[24:28], "little") == 24000
@@ -200,11 +203,12 @@ def test_the_openai_client_with_the_cosyvoice_model(cv_app, tmp_path):
     wav, sr = sf.read(out, dtype="float32")
     assert sr == 24000 and len(wav) > 0.04 * sr and float(np.abs(wav).max()) > 0.01
     # pcm and wav are streamed on the runtime's token hops: several chunks for one sentence
+    t0 = time.perf_counter()
     with client.audio.speech.with_streaming_response.create(
             model="cosyvoice3", voice="alloy", input="Speak up.", response_format="pcm",
             instructions="speak happily") as resp:
         assert resp.headers.get("transfer-encoding") == "chunked"
-        chunks, arrivals = _timed_chunks(resp)
+        chunks, arrivals = _timed_chunks(resp, t0)
     pcm = np.frombuffer(b"".join(chunks), dtype="<i2")
     assert len(chunks) > 2 and arrivals[0] < 0.6 * arrivals[-1], arrivals
     assert len(pcm) > 5 * 24000 and int(np.abs(pcm).max()) > 300
