@@ -39,14 +39,15 @@ def verdict(ok: bool) -> str:
     return "PASS" if ok else "FAIL"
 
 
-def make_synthesizer(device: str = "cpu"):
-    """An in-process Synthesizer writing into a temporary outputs dir."""
+def make_synthesizer(device: str = "cpu", **settings_fields):
+    """An in-process Synthesizer writing into a temporary outputs dir; ``settings_fields``
+    (``engine=``, ``model_dir=`` ...) go to its Settings."""
     from cosyvoice.bootstrap import build
     from cosyvoice.settings import Settings
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-"))
     settings = Settings(outputs_dir=tmp / "outputs", cache_dir=tmp / "cache",
-                        log_dir=tmp / "logs", pidfile=tmp / "app.pid")
+                        log_dir=tmp / "logs", pidfile=tmp / "app.pid", **settings_fields)
     settings.ensure_dirs()
     services = build(settings, device)
     services.manager.load_all()

@@ -76,14 +76,17 @@ class SynthesisRequest:
 
 @dataclass
 class AudioChunk:
-    """One synthesized sentence: float32 mono ``(T,)`` at ``sample_rate``."""
+    """Joined audio of sentence ``index`` of ``total``: float32 mono ``(T,)`` at
+    ``sample_rate`` — the whole sentence, or (when streaming on an engine's token hops) a
+    piece of it; ``final`` marks a sentence's last chunk."""
 
     index: int
     total: int
     text: str
     wav: np.ndarray
     sample_rate: int
-    notes: list[str] = field(default_factory=list)  # the request's notes, on chunk 0
+    notes: list[str] = field(default_factory=list)  # the request's notes, on the first chunk
+    final: bool = True
 
 
 @dataclass
@@ -320,38 +323,45 @@ class Synthesizer:
 
     # ---- synthesis --------------------------------------------------------------------
     def stream(self, req: SynthesisRequest) -> Iterator[AudioChunk]:
-        """Yield one chunk per sentence as soon as it is ready (errors raised up front).
+        """Yield audio as soon as it is ready (errors raised up front): a chunk per sentence,
+        or per piece of one where the engine streams within sentences (CosyVoice's token
+        hops; the request is marked ``stream``).
 
-        The chunks are the cross-faded pieces of :meth:`synthesize`'s output (see
-        :class:`ChunkJoiner`): concatenated, they are its samples exactly.
+        The chunks are cross-faded pieces joined by :class:`ChunkJoiner`: concatenated, they
+        are :meth:`synthesize`'s samples exactly where the engine's pieces are its whole
+        sentences cut up (the offline engine); CosyVoice's streamed hops are the runtime's
+        streamed rendering (chunk-causal), a different one from its whole-sentence output.
         """
         with self.tracker.track(req.mode):
             view, notes = self.route(req)
             request = view._engine_request(req, notes)
+            request.stream = True
             yield from view._joined(request, view.engine.synthesize(request))
 
     def _joined(self, request: EngineRequest, chunks) -> Iterator[AudioChunk]:
-        """The engine's chunks joined per sentence; on completion the engine's latency,
-        first-chunk time and LLM work go to the tracker (``/metrics``)."""
+        """The engine's chunks through the joiner as they come (a sentence's first piece
+        starts it, its final one ends it; pieces the joiner holds back entirely are not
+        yielded); on completion the engine's latency, first-chunk time and LLM work go to
+        the tracker (``/metrics``)."""
         joiner = ChunkJoiner(self.sample_rate)
         total = len(request.sentences)
-        pending: list[np.ndarray] = []
         t0, first_s, tokens, llm_s = time.perf_counter(), None, 0, 0.0
+        start, yielded = True, False
         for chunk in chunks:
             if first_s is None:
                 first_s = time.perf_counter() - t0
             tokens, llm_s = tokens + chunk.llm_tokens, llm_s + chunk.llm_s
-            pending.append(chunk.wav)
-            if not chunk.final:
-                continue
             sentence = request.sentences[chunk.sentence]
-            last = chunk.sentence == total - 1
-            wav = joiner.push(np.concatenate(pending) if len(pending) > 1 else pending[0],
-                              last=last, pause_s=sentence.pause_after_s,
-                              breath=sentence.breath_after)
-            pending = []
-            notes = list(request.notes) if chunk.sentence == 0 else []
-            yield AudioChunk(chunk.sentence, total, sentence.text, wav, self.sample_rate, notes)
+            wav = joiner.push(chunk.wav, last=chunk.sentence == total - 1,
+                              pause_s=sentence.pause_after_s, breath=sentence.breath_after,
+                              start=start, end=chunk.final)
+            start = chunk.final
+            if not chunk.final and not len(wav):
+                continue
+            notes = list(request.notes) if not yielded else []
+            yielded = True
+            yield AudioChunk(chunk.sentence, total, sentence.text, wav, self.sample_rate, notes,
+                             final=chunk.final)
         elapsed = time.perf_counter() - t0
         self.tracker.observe_engine(self.capabilities.name, elapsed,
                                     elapsed if first_s is None else first_s, tokens, llm_s)

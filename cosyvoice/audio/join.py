@@ -1,6 +1,6 @@
-"""Joining audio: sentence chunks with equal-power cross-fades (streamed and saved audio
-are the same samples), language runs inside a sentence with a short phrase break, and the
-soft breath noise an inline ``[breath]`` asks for.
+"""Joining audio: sentences, whole or in streamed pieces, with equal-power cross-fades
+(streamed and saved audio are the same samples), language runs inside a sentence with a short
+phrase break, and the soft breath noise an inline ``[breath]`` asks for.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ RUN_EDGE_S = 0.03  # silence kept at a run's joined edges
 CROSSFADE_S = 0.03
 SENTENCE_EDGE_S = 0.08
 OUTPUT_EDGE_S = 0.01
+TRIM_FLOOR_DB = -40.0  # a 10 ms frame this far below a sentence's loudest is silence to trim
+SILENCE_DBFS = -50.0  # a streamed sentence's start waits for a frame above this (absolute)
 
 
 def join_chunks(pieces: list[np.ndarray], sr: int, pause_s: float = 0.12) -> np.ndarray:
@@ -31,46 +33,112 @@ def join_chunks(pieces: list[np.ndarray], sr: int, pause_s: float = 0.12) -> np.
 
 
 class ChunkJoiner:
-    """Joins sentence chunks as they arrive, so streamed and saved audio are identical.
+    """Joins sentences as they arrive, whole or in pieces, so streamed and saved audio are
+    the same samples.
 
-    Each pushed chunk ``(T,)`` has its silent edges trimmed (``edge_s`` kept where it meets
-    a neighbour, ``outer_s`` at the output's start and end). Its last ``fade_s`` is held
-    back and mixed with the next chunk's first samples by an equal-power cross-fade
-    (``cos``/``sin`` gains, whose squares sum to 1); :meth:`push` returns what is final.
+    A sentence ``(T,)`` has its silent edges trimmed (``edge_s`` kept where it meets a
+    neighbour, ``outer_s`` at the output's start and end; see :func:`trim_edges`). Its last
+    ``fade_s`` is held back and mixed with the next sentence's first samples by an
+    equal-power cross-fade (``cos``/``sin`` gains, whose squares sum to 1). :meth:`push`
+    returns what is final.
+
+    A sentence may come in pieces (a streaming engine's token hops): ``start`` marks its
+    first piece, ``end`` its last; a whole sentence is the one piece with both. A piece goes
+    out as it arrives, less what a later piece may still change:
+
+    - the sentence's beginning, until it holds a 10 ms frame above :data:`SILENCE_DBFS` (a
+      first piece that is all silence waits for the next): the leading trim is then decided
+      on what has arrived, against its loudest frame;
+    - then, until the previous sentence's held tail can be mixed in whole (pieces shorter
+      than the cross-fade wait for more);
+    - the trailing run of frames quiet against the loudest so far (it may be the sentence's
+      end, which is trimmed) and ``fade_s`` before it (the next hold-back).
+
+    The rule this gives (tests/audio/test_join.py): **when the sentence's loudest frame is
+    in the first piece with a frame above the silence floor, or before it, its pieces give
+    exactly the samples of the sentence pushed whole.** Otherwise the leading trim and the
+    pieces let out early were judged against a quieter peak than the whole sentence's, and
+    a little more of a quiet start or end stays.
     """
 
     def __init__(self, sr: int, fade_s: float = CROSSFADE_S, edge_s: float = SENTENCE_EDGE_S,
                  outer_s: float = OUTPUT_EDGE_S) -> None:
         self.sr, self.fade = sr, max(1, int(round(fade_s * sr)))
+        self.hop = trim_hop(sr)
         self.edge_s, self.outer_s = edge_s, outer_s
-        self._tail: np.ndarray | None = None  # held back from the previous chunk
+        self._tail: np.ndarray | None = None  # held back from the previous sentence
+        self._sentence = np.zeros(0, np.float32)  # the current sentence's samples so far
+        self._begin: int | None = None  # its leading trim (None: not decided yet)
+        self._done = 0  # how far its samples have gone out
 
     def push(self, wav: np.ndarray, last: bool = False, pause_s: float = 0.0,
-             breath: bool = False) -> np.ndarray:
-        """``pause_s``: an inline pause after this chunk (the silence between it and the
-        next then lasts about ``pause_s``); ``breath``: with a soft breath noise in it."""
-        first = self._tail is None
-        body = trim_edges(np.asarray(wav, np.float32), self.sr,
-                           self.outer_s if first else self.edge_s,
-                           keep_end_s=self.outer_s if last else self.edge_s)
+             breath: bool = False, start: bool = True, end: bool = True) -> np.ndarray:
+        """Add a sentence, or a piece of one; return the samples now final.
+
+        ``last``: this sentence ends the output. ``pause_s``: an inline pause after it (the
+        silence to the next then lasts about ``pause_s``); ``breath``: with a soft breath
+        noise in it. ``start`` / ``end``: this piece begins / ends its sentence (``last``,
+        ``pause_s`` and ``breath`` are read on the piece that ends it).
+        """
+        wav = np.asarray(wav, np.float32)
+        if start:
+            self._sentence, self._begin, self._done = wav, None, 0
+        else:
+            self._sentence = np.concatenate([self._sentence, wav])
+        rms = frame_rms(self._sentence, self.hop)
+        if self._begin is None:
+            if not end and not (len(rms) and rms.max() > 10 ** (SILENCE_DBFS / 20)):
+                return np.zeros(0, np.float32)  # silence so far: the trim waits
+            keep = self.outer_s if self._tail is None else self.edge_s
+            loud = loud_frames(rms)
+            self._begin = self._done = (max(0, loud[0] * self.hop - int(keep * self.sr))
+                                        if len(loud) else 0)
+        if not end:
+            loud = loud_frames(rms)
+            return self._release((loud[-1] + 1) * self.hop - self.fade if len(loud) else 0)
+        return self._finish(rms, last, pause_s, breath)
+
+    def _release(self, until: int) -> np.ndarray:
+        """The sentence's samples up to ``until``, after the previous sentence's tail (mixed
+        into their start); nothing while they would be fewer than the tail."""
+        need = max(1, len(self._tail)) if self._tail is not None else 1
+        if until - self._done < need:
+            return np.zeros(0, np.float32)
+        head, body = self._mix(self._sentence[self._done:until])
+        self._done = until
+        return np.concatenate([*head, body])
+
+    def _finish(self, rms: np.ndarray, last: bool, pause_s: float,
+                breath: bool) -> np.ndarray:
+        """The sentence's end: trailing trim, the pause after it, the hold-back."""
+        loud = loud_frames(rms)
+        keep_end = int((self.outer_s if last else self.edge_s) * self.sr)
+        stop = (min(len(self._sentence), (loud[-1] + 1) * self.hop + keep_end)
+                if len(loud) else len(self._sentence))
+        body = self._sentence[self._done:max(self._done, stop)]
         if pause_s > 0 and not last:
             gap = int(round(max(0.0, pause_s - 2 * self.edge_s) * self.sr))
             body = np.concatenate([body, breath_noise(gap, self.sr) if breath
                                    else np.zeros(gap, np.float32)])
-        out: list[np.ndarray] = []
-        if self._tail is not None:
-            tail = self._tail
-            n = min(len(tail), len(body))
-            out.append(tail[: len(tail) - n])
-            if n:
-                theta = (np.arange(n, dtype=np.float64) + 0.5) * (np.pi / 2 / n)
-                mixed = tail[len(tail) - n:] * np.cos(theta) + body[:n] * np.sin(theta)
-                out.append(mixed.astype(np.float32))
-            body = body[n:]
+        head, body = self._mix(body)
         hold = 0 if last else min(self.fade, len(body))
-        out.append(body[: len(body) - hold])
         self._tail = body[len(body) - hold:] if not last else None
-        return np.concatenate(out) if out else np.zeros(0, np.float32)
+        self._sentence, self._done = np.zeros(0, np.float32), 0
+        return np.concatenate([*head, body[: len(body) - hold]])
+
+    def _mix(self, body: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
+        """``(what goes before, the rest of body)``: the held tail cross-faded into body's
+        first samples, if a tail is waiting."""
+        if self._tail is None:
+            return [], body
+        tail, self._tail = self._tail, None
+        n = min(len(tail), len(body))
+        head = [tail[: len(tail) - n]]
+        if n:
+            theta = (np.arange(n, dtype=np.float64) + 0.5) * (np.pi / 2 / n)
+            mixed = tail[len(tail) - n:] * np.cos(theta) + body[:n] * np.sin(theta)
+            head.append(mixed.astype(np.float32))
+        return head, body[n:]
 
 
 def join_runs(pieces: list[np.ndarray], sr: int, pause_s: float = RUN_PAUSE_S,
@@ -81,17 +149,34 @@ def join_runs(pieces: list[np.ndarray], sr: int, pause_s: float = RUN_PAUSE_S,
     return join_chunks([t for t in trimmed if len(t)], sr, pause_s)
 
 
-def trim_edges(wav: np.ndarray, sr: int, keep_s: float, floor_db: float = -40.0,
+def trim_hop(sr: int) -> int:
+    """The trim's frame: 10 ms."""
+    return max(1, int(0.01 * sr))
+
+
+def frame_rms(wav: np.ndarray, hop: int) -> np.ndarray:
+    """RMS of each whole ``hop``-sample frame from the start (a partial last frame is left
+    out)."""
+    n = len(wav) // hop
+    if n == 0:
+        return np.zeros(0, np.float32)
+    return np.sqrt(np.mean(wav[: n * hop].reshape(n, hop) ** 2, axis=1) + 1e-12)
+
+
+def loud_frames(rms: np.ndarray, floor_db: float = TRIM_FLOOR_DB) -> np.ndarray:
+    """Indices of the frames louder than ``floor_db`` below the loudest."""
+    if not len(rms):
+        return np.zeros(0, np.int64)
+    return np.flatnonzero(20 * np.log10(rms / max(float(rms.max()), 1e-9)) > floor_db)
+
+
+def trim_edges(wav: np.ndarray, sr: int, keep_s: float, floor_db: float = TRIM_FLOOR_DB,
                 keep_end_s: float | None = None) -> np.ndarray:
     """Cut leading/trailing audio quieter than ``floor_db`` below the peak (10 ms frames),
     keeping ``keep_s`` before the first loud frame and ``keep_end_s`` (default the same)
     after the last."""
-    hop = max(1, int(0.01 * sr))
-    n = len(wav) // hop
-    if n == 0:
-        return wav
-    rms = np.sqrt(np.mean(wav[: n * hop].reshape(n, hop) ** 2, axis=1) + 1e-12)
-    loud = np.flatnonzero(20 * np.log10(rms / max(float(rms.max()), 1e-9)) > floor_db)
+    hop = trim_hop(sr)
+    loud = loud_frames(frame_rms(wav, hop), floor_db)
     if not len(loud):
         return wav
     keep = int(keep_s * sr)

@@ -99,7 +99,9 @@ class EngineRequest:
     ``sentences``: the frontend's output (normalized language runs). ``prompt``: the
     validated recording at the engine's sample rate (None without one). ``saved_voice``:
     the stored voice when ``voice`` names a saved one. ``notes``: the engine appends what
-    the user should know (shown with the result).
+    the user should know (shown with the result). ``stream``: the caller plays chunks as
+    they come (:meth:`~cosyvoice.pipeline.Synthesizer.stream`), so an engine that can cut a
+    sentence into pieces early (token hops) should; a saved synthesis asks for whole ones.
     """
 
     mode: str
@@ -113,12 +115,14 @@ class EngineRequest:
     prompt_text: str = ""
     saved_voice: Any = None
     notes: list[str] = field(default_factory=list)
+    stream: bool = False
 
 
 @dataclass
 class EngineChunk:
     """Audio for sentence ``sentence``: float32 mono ``(T,)`` at the engine's sample rate.
-    A sentence may come in several chunks; ``final`` marks its last. An engine with a token
+    A sentence may come in several chunks (pieces of it in order, passed on as they come);
+    ``final`` marks its last. An engine with a token
     LLM reports, on a sentence's final chunk, the speech tokens it decoded for it and the
     seconds that took (``/metrics``' tokens/s)."""
 

@@ -49,6 +49,7 @@ logger = logging.getLogger(__name__)
 DEADLINE_POLL_S = 0.2
 # OpenAI's voice names are accepted and spoken by the default voice, so clients written
 # for OpenAI work unchanged; our own voice names pick that voice.
+STREAMED_FORMATS = ("wav", "pcm16")  # chunked as they are synthesized (the others: whole)
 OPENAI_VOICES = ("alloy", "ash", "ballad", "coral", "echo", "fable", "nova", "onyx", "sage",
                  "shimmer", "verse")
 
@@ -180,13 +181,15 @@ class Api:
         return Response(data, media_type=media_type(fmt, result.sample_rate), headers=headers)
 
     def streaming(self, req: SynthesisRequest, fmt: str) -> StreamingResponse:
-        """Chunked audio; the first sentence is rendered before headers are sent, so a bad
-        request still gets a proper 4xx instead of a broken stream."""
+        """Chunked audio from :meth:`Synthesizer.stream`: a sentence, or a piece of one on an
+        engine's token hops, as soon as it is joined. The first chunk is rendered before
+        headers are sent, so a bad request still gets a proper 4xx/503 instead of a broken
+        stream; the request's notes go in ``X-CosyVoice-Notes``."""
         view, _ = self.synth.route(req)
         if not view.capabilities.streaming:
             raise TextError(f"the {view.capabilities.name} engine does not stream; "
                             "send stream=false")
-        if fmt not in ("wav", "pcm16"):
+        if fmt not in STREAMED_FORMATS:
             raise TextError("stream=true supports format wav or pcm16")
         slot = self.gate.slot()
         slot.__enter__()
@@ -197,6 +200,8 @@ class Api:
             slot.__exit__(type(e), e, e.__traceback__)
             raise
         sr = first.sample_rate if first is not None else view.sample_rate
+        headers = ({"X-CosyVoice-Notes": notes_header(first.notes)}
+                   if first is not None and first.notes else None)
 
         def body() -> Iterator[bytes]:
             try:
@@ -210,7 +215,7 @@ class Api:
                 chunks.close()
                 slot.__exit__(None, None, None)
 
-        return StreamingResponse(body(), media_type=media_type(fmt, sr))
+        return StreamingResponse(body(), media_type=media_type(fmt, sr), headers=headers)
 
 
 def safe_upload_name(filename: str | None) -> str:
@@ -320,6 +325,9 @@ def api_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
         """OpenAI-compatible: ``openai.audio.speech.create(model=..., voice=..., input=...)``.
 
         ``voice``: a bundled or saved voice name, else an OpenAI name (the default voice).
+        ``response_format`` pcm and wav are streamed (chunked, as OpenAI's server sends them:
+        a client's streaming response plays them as they come), from the engine's token hops
+        where it has them; the other formats are encoded whole.
         """
         fmt = "pcm16" if body.response_format == "pcm" else body.response_format
         fmt = check_format(fmt)
@@ -333,6 +341,8 @@ def api_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
         req = SynthesisRequest(text=body.input, voice=voice, speed=body.speed,
                                mode="instruct" if instruction else "preset",
                                instruction=instruction, engine=engine)
+        if fmt in STREAMED_FORMATS and view.capabilities.streaming:
+            return await run_in_threadpool(api.streaming, req, fmt)
         return await api.until_drain_deadline(api.full, req, fmt)
 
     @router.get("/v1/models", tags=["openai"])

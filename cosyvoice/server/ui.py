@@ -168,8 +168,9 @@ def wav_bytes(wav: np.ndarray, sr: int) -> bytes:
 
 
 def make_generate_stream(synth: Synthesizer, gate: SynthesisGate | None = None):
-    """The streaming handler: yields (WAV chunk, status, history) per sentence as soon as
-    it is ready, then (None, final status, history + this result) once the whole output is
+    """The streaming handler: yields (WAV chunk, status, history) per sentence — or per
+    piece of one, where the engine streams on token hops (CosyVoice) — as soon as it is
+    ready, then (None, final status, history + this result) once the whole output is
     saved. The chunks are the pipeline's cross-faded pieces, so together they are the
     saved file, sample for sample."""
 
@@ -188,11 +189,12 @@ def make_generate_stream(synth: Synthesizer, gate: SynthesisGate | None = None):
         t0 = time.perf_counter()
         pieces: list[np.ndarray] = []
         notes: list[str] = []
-        sr = synth.sample_rate
+        sr, sentences = synth.sample_rate, 0
         try:
             with gate.slot() if gate is not None else nullcontext():
                 for chunk in synth.stream(req):
                     sr = chunk.sample_rate  # the engine that answered (a fallback's rate)
+                    sentences = chunk.total  # a chunk may be a piece of a sentence
                     pieces.append(chunk.wav)
                     notes.extend(chunk.notes)
                     progress((chunk.index + 1) / chunk.total,
@@ -205,7 +207,7 @@ def make_generate_stream(synth: Synthesizer, gate: SynthesisGate | None = None):
         wav = np.concatenate(pieces) if pieces else np.zeros(0, np.float32)
         path = write_wav_atomic(synth.output_path(req), wav, sr)
         seconds = len(wav) / sr
-        status = _status(seconds, time.perf_counter() - t0, len(pieces), path.name, notes)
+        status = _status(seconds, time.perf_counter() - t0, sentences, path.name, notes)
         yield None, status, remember(history, str(path), req, seconds)
 
     return generate_stream

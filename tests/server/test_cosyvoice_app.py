@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import shutil
+import time
 from urllib.parse import unquote
 
 import httpx
@@ -15,6 +16,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from cosyvoice.audio.encode import pcm16_bytes
 from tests.conftest import get_json, start_cosyvoice_app, stop_app
 
 pytestmark = pytest.mark.slow
@@ -118,32 +120,86 @@ def test_a_saved_voice_is_offered_by_its_engine_only(cv_app, real_female_prompt)
     assert r.status_code == 422 and "unknown voice 'cate-cv3'" in r.json()["error"]["message"]
 
 
+# One sentence; the tiny folder's LLM never samples a stop (its stop rows are zeroed), so it
+# decodes to the length limit (20 × the text's tokens: 540 here) — seven token hops.
+HOP_TEXT, HOP_SEED, HOP_VOICE = "Hello there.", 11, "tiny-female"
+
+
+@pytest.fixture(scope="module")
+def hop_reference(cv_folder_v3) -> tuple[list[np.ndarray], np.ndarray]:
+    """The runtime's own ``tts(stream=True)`` hops for HOP_TEXT (in this process), and what
+    the joiner makes of them: the samples a streamed request must send."""
+    from cosyvoice.audio.join import ChunkJoiner
+    from cosyvoice.engine.cosyvoice.engine import spoken_text
+    from cosyvoice.frontend.plan import plan_text
+    from cosyvoice.runtime.synthesis import CosyVoiceSynth
+
+    (sentence,) = plan_text(HOP_TEXT, 1000)
+    synth = CosyVoiceSynth.load(cv_folder_v3, 3)
+    hops = [c.numpy() for c in synth.tts(synth.sft(spoken_text(sentence), HOP_VOICE),
+                                         stream=True, seed=HOP_SEED)]
+    synth.close()
+    joiner = ChunkJoiner(24000)
+    out = [joiner.push(h, last=True, start=i == 0, end=False) for i, h in enumerate(hops)]
+    out.append(joiner.push(np.zeros(0, np.float32), last=True, start=False, end=True))
+    return hops, np.concatenate(out)
+
+
+def _timed_chunks(response, t0: float) -> tuple[list[bytes], list[float]]:
+    """The response's chunks as they come, with their arrival times since ``t0`` (before
+    the request was sent: the first chunk is rendered before the headers)."""
+    chunks, arrivals = [], []
+    for chunk in response.iter_bytes():
+        chunks.append(chunk)
+        arrivals.append(time.perf_counter() - t0)
+    return chunks, arrivals
+
+
 @pytest.mark.parametrize("fmt", ["wav", "pcm16"])
-def test_rest_streaming_sends_the_cosyvoice_engines_chunks(cv_app, fmt):
-    """stream=true with the CosyVoice engine: chunked 24 kHz audio, more than one chunk
-    (the runtime's token hops), equal in length to what the whole request gives."""
-    fields = {"text": "你好，今天天气很好。Hello there, how are you today?", "seed": 11,
-              "engine": "cosyvoice3", "voice": "tiny-female", "format": fmt}
-    pieces = []
-    with httpx.stream("POST", cv_app.url + "/api/v1/tts", json={**fields, "stream": True},
-                      timeout=300) as r:
+def test_rest_streaming_sends_the_runtimes_token_hops(cv_app, hop_reference, fmt):
+    """stream=true with the CosyVoice engine, one sentence: chunked 24 kHz audio in several
+    chunks (the runtime's token hops, not the sentence), the first well before the end, and
+    the samples those of the runtime's own streamed hops through the joiner's trims."""
+    hops, expected = hop_reference
+    assert len(hops) > 2
+    fields = {"text": HOP_TEXT, "seed": HOP_SEED, "engine": "cosyvoice3", "voice": HOP_VOICE,
+              "format": fmt, "stream": True}
+    t0 = time.perf_counter()
+    with httpx.stream("POST", cv_app.url + "/api/v1/tts", json=fields, timeout=300) as r:
         assert r.status_code == 200, r.read()
         assert r.headers.get("transfer-encoding") == "chunked"
         if fmt == "pcm16":
             assert r.headers["content-type"].startswith("audio/L16;rate=24000")
-        pieces = list(r.iter_raw())
-    data = b"".join(pieces)
+        chunks, arrivals = _timed_chunks(r, t0)
+    data = b"".join(chunks)
     if fmt == "wav":
         assert data[:4] == b"RIFF" and int.from_bytes(data[24:28], "little") == 24000
-        data = data[44:]
-    pcm = np.frombuffer(data, dtype="<i2").astype(np.float32) / 32767.0
-    assert len(pieces) > 1 and float(np.abs(pcm).max()) > 0.01
-    whole, sr = _wav(_tts(cv_app, **{**fields, "format": "wav"}))
-    assert sr == 24000 and abs(len(pcm) - len(whole)) <= 1
+        data, chunks, arrivals = data[44:], chunks[1:], arrivals[1:]  # the header goes first
+    pcm = np.frombuffer(data, dtype="<i2")
+    assert len(chunks) > 2 and arrivals[0] < 0.6 * arrivals[-1], arrivals
+    assert np.array_equal(pcm, np.frombuffer(pcm16_bytes(expected), dtype="<i2"))
+
+
+@pytest.mark.skipif(shutil.which("ffmpeg") is None or shutil.which("ffprobe") is None,
+                    reason="gradio's streaming audio output needs ffmpeg and ffprobe")
+def test_the_ui_stream_box_plays_token_hops(cv_app):
+    """The UI's streaming event (the Stream box) with the CosyVoice engine: several audio
+    chunks for the one sentence (its token hops), the status still counting sentences."""
+    from gradio_client import Client
+
+    job = Client(cv_app.url, verbose=False).submit(
+        "preset", HOP_TEXT, HOP_VOICE, None, "", 1.0, HOP_SEED, 1.0, "", "cosyvoice3",
+        api_name="/generate_stream")
+    job.result()
+    outs = job.outputs()
+    statuses = [status for _, status in outs]
+    assert len(outs) > 3 and all("sentence 1/1" in st for st in statuses[:-1]), statuses
+    assert "1 sentence(s)" in statuses[-1], statuses[-1]
 
 
 def test_the_openai_client_with_the_cosyvoice_model(cv_app, tmp_path):
-    """The official client: model cosyvoice3 listed, speech read as a streamed response."""
+    """The official client: model cosyvoice3 listed, speech read as a streamed response
+    (pcm in several chunks as the hops are vocoded); errors still before the first byte."""
     from openai import OpenAI
 
     client = OpenAI(base_url=cv_app.url + "/v1", api_key="not-needed")
@@ -156,11 +212,20 @@ def test_the_openai_client_with_the_cosyvoice_model(cv_app, tmp_path):
         resp.stream_to_file(out)
     wav, sr = sf.read(out, dtype="float32")
     assert sr == 24000 and len(wav) > 0.04 * sr and float(np.abs(wav).max()) > 0.01
+    # pcm and wav are streamed on the runtime's token hops: several chunks for one sentence
+    t0 = time.perf_counter()
     with client.audio.speech.with_streaming_response.create(
             model="cosyvoice3", voice="alloy", input="Speak up.", response_format="pcm",
             instructions="speak happily") as resp:
-        pcm = np.frombuffer(b"".join(resp.iter_bytes()), dtype="<i2")
-    assert len(pcm) > 0.04 * 24000 and int(np.abs(pcm).max()) > 300
+        assert resp.headers.get("transfer-encoding") == "chunked"
+        chunks, arrivals = _timed_chunks(resp, t0)
+    pcm = np.frombuffer(b"".join(chunks), dtype="<i2")
+    assert len(chunks) > 2 and arrivals[0] < 0.6 * arrivals[-1], arrivals
+    assert len(pcm) > 5 * 24000 and int(np.abs(pcm).max()) > 300
+    # an error found once synthesis starts is still a JSON 422, before any byte of audio
+    r = httpx.post(cv_app.url + "/v1/audio/speech", timeout=60, json={
+        "model": "cosyvoice3", "input": "  ", "voice": HOP_VOICE, "response_format": "pcm"})
+    assert r.status_code == 422 and "text" in r.json()["error"]["message"].lower()
 
 
 def _metrics(app) -> dict[tuple[str, tuple], float]:

@@ -3,7 +3,11 @@
 Each sentence (already cleaned, split and normalized by our frontend) becomes the runtime's
 inputs through the synth's mode method — ``zero_shot`` (clone: prompt + transcript),
 ``cross_lingual`` (prompt), ``instruct2`` (prompt + instruction), ``sft`` (a spk2info speaker)
-or ``with_voice`` (a saved voice) — and its chunks are yielded as :class:`EngineChunk`s.
+or ``with_voice`` (a saved voice) — and its chunks are yielded as :class:`EngineChunk`s as the
+runtime makes them: the token hops of ``tts(stream=True)`` when the request streams, else the
+whole sentence (one ``final`` chunk). A streamed sentence ends with an empty ``final`` chunk (the
+runtime's last hop is known only once the LLM stops; holding a hop back to mark it would delay
+the audio by a hop). The final chunk carries the LLM's token count and decode time.
 The validated prompt (at the engine's 24 kHz) is resampled to 16 kHz for the speech tokenizer
 and CAM++ with the project's resampler.
 """
@@ -81,6 +85,17 @@ def input_errors() -> Iterator[None]:
         raise TextError(str(e)) from e
 
 
+def _numpy(chunks: Iterator[torch.Tensor]) -> Iterator[np.ndarray]:
+    """The runtime's chunks as float32 ``(T,)`` arrays on the CPU, each as it comes."""
+    try:
+        for chunk in chunks:
+            yield chunk.detach().to("cpu", torch.float32).numpy().reshape(-1)
+    finally:
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()
+
+
 class CosyVoiceEngine:
     """Synthesis with the ``cosyvoice<version>`` model of the one ModelManager."""
 
@@ -108,8 +123,12 @@ class CosyVoiceEngine:
 
     # ---- synthesis --------------------------------------------------------------------
     def synthesize(self, request: EngineRequest) -> Iterator[EngineChunk]:
+        """A sentence's chunks: the runtime's token hops when the request streams (each as it
+        is vocoded), else the whole sentence. A speed other than 1 is rendered whole (the
+        runtime streams at speed 1 only), streamed request or not."""
         synth = self.manager.get(self.model)  # a folder that fails to load: 503 now
         inputs = self._inputs(synth, request)  # checks the request before any chunk
+        stream = request.stream and request.speed == 1.0
 
         def chunks() -> Iterator[EngineChunk]:
             from cosyvoice.runtime.synthesis import DecodeStats
@@ -117,14 +136,17 @@ class CosyVoiceEngine:
             for i, sentence in enumerate(request.sentences):
                 stats = DecodeStats()
                 with torch.inference_mode(), input_errors():
-                    pieces = [p.detach().to("cpu", torch.float32).numpy().reshape(-1)
-                              for p in synth.tts(inputs(spoken_text(sentence)), stream=False,
-                                                 speed=request.speed, seed=request.seed,
-                                                 stats=stats)] or [np.zeros(0, np.float32)]
-                for j, wav in enumerate(pieces):
-                    last = j == len(pieces) - 1
-                    yield EngineChunk(i, wav, final=last, llm_tokens=stats.tokens if last else 0,
-                                      llm_s=stats.llm_s if last else 0.0)
+                    hops = synth.tts(inputs(spoken_text(sentence)), stream=stream,
+                                     speed=request.speed, seed=request.seed, stats=stats)
+                last = np.zeros(0, np.float32)  # streamed: an empty end marker
+                with input_errors():  # the runtime's own generator runs in inference mode
+                    for wav in _numpy(hops):
+                        if not stream:
+                            last = wav  # whole: the one chunk, final
+                            continue
+                        yield EngineChunk(i, wav, final=False)
+                yield EngineChunk(i, last, final=True, llm_tokens=stats.tokens,
+                                  llm_s=stats.llm_s)
 
         return chunks()
 
