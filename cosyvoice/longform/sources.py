@@ -90,7 +90,9 @@ def pack_parts(text: str, max_chars: int) -> list[str]:
 def chapter_items(content: str, voice: str | None, instruction: str,
                   part_chars: int) -> list[Item]:
     items = []
-    for c, (title, body) in enumerate(split_chapters(content)):
+    chapters = split_chapters(content)
+    first = 1 if chapters and chapters[0][0] else 0  # 0: the text before the first heading
+    for c, (title, body) in enumerate(chapters, first):
         text = f"{title}\n{body}" if title else body
         parts = pack_parts(text, part_chars)
         for p, part in enumerate(parts, 1):
