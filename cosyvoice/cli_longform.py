@@ -137,12 +137,12 @@ def cmd_dialogue(ns: argparse.Namespace) -> int:
 
 # ---- jobs ------------------------------------------------------------------------------
 def request(server: str, method: str, path: str, body: bytes | None = None,
-            headers: dict[str, str] | None = None) -> tuple[bytes, dict]:
+            headers: dict[str, str] | None = None) -> tuple[bytes, Any]:
     req = urllib.request.Request(server.rstrip("/") + path, data=body, method=method,
                                  headers=headers or {})
     try:
         with urllib.request.urlopen(req, timeout=60) as r:
-            return r.read(), dict(r.headers)
+            return r.read(), r.headers  # case-insensitive
     except urllib.error.HTTPError as e:
         try:
             message = json.loads(e.read())["error"]["message"]
