@@ -123,9 +123,9 @@ class JobStore:
                    result=f"/api/v1/jobs/{job_id}/result" if job["state"] in (
                        DONE, CANCELLED) else None)
         if items:
-            out["items"] = [{k: it[k] for k in ("where", "voice", "filename", "state",
-                                                 "seconds", "error", "attempts")}
-                            for it in job["items"]]
+            out["items"] = [{k: it.get(k, "") for k in (
+                "where", "voice", "filename", "state", "seconds", "error", "notes", "attempts")}
+                for it in job["items"]]
         return out
 
     def list(self) -> list[dict]:
@@ -167,12 +167,12 @@ class JobStore:
 
     def item_finished(self, job_id: str, index: int, *, seconds: float | None = None,
                       elapsed_s: float | None = None, error: str = "",
-                      sample_rate: int | None = None) -> None:
+                      sample_rate: int | None = None, notes: str = "") -> None:
         with self._lock:
             job = self._jobs[job_id]
             item = job["items"][index]
             item.update(state=ITEM_FAILED if error else ITEM_DONE, seconds=seconds,
-                        elapsed_s=elapsed_s, error=error)
+                        elapsed_s=elapsed_s, error=error, notes=notes)
             if sample_rate:
                 job["sample_rate"] = sample_rate
             self._save(job)

@@ -161,7 +161,8 @@ class JobRunner:
         move_into(result.path, folder / "items" / item["filename"])
         self.store.item_finished(job_id, index, seconds=round(result.duration_s, 3),
                                  elapsed_s=round(time.perf_counter() - t0, 3),
-                                 sample_rate=result.sample_rate)
+                                 sample_rate=result.sample_rate,
+                                 notes=" | ".join(result.notes))
 
 
 def finish_job(store: JobStore, job_id: str) -> None:
