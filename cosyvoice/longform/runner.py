@@ -13,6 +13,7 @@ import logging
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import soundfile as sf
@@ -37,8 +38,10 @@ from cosyvoice.longform.jobs import (
 )
 from cosyvoice.longform.sources import parse_source
 from cosyvoice.pipeline import Synthesizer
-from cosyvoice.server.gate import SynthesisGate
 from cosyvoice.subtitles import to_srt, to_vtt
+
+if TYPE_CHECKING:  # the server's gate is handed in; this package does not import the server
+    from cosyvoice.server.gate import SynthesisGate
 
 logger = logging.getLogger(__name__)
 
