@@ -86,6 +86,10 @@ def build_parser(caps) -> argparse.ArgumentParser:
     _add_synthesize(sub, common, caps)
     _add_voices(sub, common)
     _add_transcribe(sub, common)
+    from cosyvoice.cli_longform import add_dialogue, add_job
+
+    add_dialogue(sub, common)
+    add_job(sub, common)
     return parser
 
 
@@ -419,6 +423,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ns.verbose, ns.caps = getattr(ns, "verbose", False), caps
     logging.basicConfig(level=logging.INFO if ns.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    from cosyvoice.cli_longform import ServerError
     from cosyvoice.errors import CosyVoiceError
 
     try:
@@ -427,6 +432,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(e), EXIT_USAGE)
     except CosyVoiceError as e:  # typed core errors: 4xx = the input, 5xx = the engine
         return _fail(str(e), EXIT_USAGE if e.http_status < 500 else EXIT_ERROR)
+    except ServerError as e:  # `job ...`: the app's own message
+        return _fail(str(e), EXIT_USAGE if 400 <= e.status < 500 else EXIT_ERROR)
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
     except BrokenPipeError:  # e.g. `voices list | head`: the reader left; say nothing more

@@ -223,6 +223,13 @@ class Synthesizer:
             raise TextError("instruct mode needs an instruction, e.g. \"speak happily and a bit "
                             "faster\" or \"用四川话说这句话\" / 自然语言控制需要填写指令")
 
+    def validate(self, req: SynthesisRequest) -> None:
+        """Every check :meth:`synthesize` makes before an engine runs (the engine route, the
+        fields, the voice, the one text pass; a prompt is validated too), without
+        synthesizing: a dialogue or a batch job checks all its lines this way first."""
+        view, notes = self.route(req)
+        view._engine_request(req, notes)
+
     def voice_names(self) -> list[str]:
         """The engine's voices, then the saved ones where the engine takes them."""
         return [*self.capabilities.voices, *self.saved_voice_names()]

@@ -45,8 +45,21 @@ class Settings:
     pidfile: Path = field(default=ROOT / "run" / "app.pid", metadata=_help("pidfile path"))
     voices_dir: Path = field(default=ROOT / "models" / "voices", metadata=_help(
         "saved voices (one folder each: profile.json + prompt.wav)"))
+    jobs_dir: Path = field(default=ROOT / "jobs", metadata=_help(
+        "batch jobs (one folder each: job.json + item files); not under outputs/, which "
+        "restart.sh clears, so that a job resumes after a restart"))
 
     max_text_chars: int = field(default=1000, metadata=_help("longest text accepted"))
+    dialogue_max_lines: int = field(default=200, metadata=_help(
+        "most lines in a dialogue script (each line: at most max_text_chars)"))
+    dialogue_max_chars: int = field(default=20000, metadata=_help(
+        "longest dialogue script, all lines together (characters)"))
+    job_max_chars: int = field(default=500000, metadata=_help(
+        "longest batch job, all items together (characters; the single-request limit "
+        "max_text_chars applies to each item, long chapters are split to fit it)"))
+    job_max_items: int = field(default=5000, metadata=_help("most items in one batch job"))
+    job_max_queued: int = field(default=20, metadata=_help(
+        "batch jobs waiting or running at once; more are refused (429)"))
     max_upload_mb: float = field(default=20.0, metadata=_help("largest prompt upload (MB)"))
     prompt_min_s: float = field(default=3.0, metadata=_help("shortest prompt after trimming (s)"))
     prompt_max_s: float = field(default=30.0, metadata=_help("longest prompt after trimming (s)"))

@@ -62,7 +62,7 @@ def local_services(tmp: Path, **overrides):
 
     settings = Settings(outputs_dir=tmp / "outputs", cache_dir=tmp / "cache",
                         log_dir=tmp / "logs", pidfile=tmp / "app.pid",
-                        voices_dir=tmp / "voices", **overrides)
+                        voices_dir=tmp / "voices", jobs_dir=tmp / "jobs", **overrides)
     settings.ensure_dirs()
     return build(settings, "cpu")
 
@@ -107,7 +107,7 @@ def start_app(workdir: Path, *extra: str, timeout: float = 240.0) -> RunningApp:
     args = [sys.executable, str(ROOT / "app.py"), "--host", "127.0.0.1", "--port", str(port),
             "--outputs-dir", str(workdir / "outputs"), "--cache-dir", str(workdir / "cache"),
             "--log-dir", str(workdir / "logs"), "--pidfile", str(workdir / "run" / "app.pid"),
-            "--voices-dir", str(workdir / "voices"),
+            "--voices-dir", str(workdir / "voices"), "--jobs-dir", str(workdir / "jobs"),
             *extra]
     log = open(workdir / "app.stdout.log", "ab")
     proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)

@@ -25,11 +25,14 @@ import soundfile as sf
 from cosyvoice.audio.io import write_wav_atomic
 from cosyvoice.engine.base import SEED_MAX, SPEED_RANGE, Capabilities
 from cosyvoice.errors import CosyVoiceError, TextError
+from cosyvoice.longform.runner import JobRunner
 from cosyvoice.pipeline import SynthesisRequest, Synthesizer
 from cosyvoice.server.admin import AdminActions, build_models_panel
 from cosyvoice.server.gate import SynthesisGate
 from cosyvoice.server.texts import bilingual, t
+from cosyvoice.server.ui_dialogue import build_dialogue_tab
 from cosyvoice.server.ui_history import history_table, remember, show_result
+from cosyvoice.server.ui_jobs import build_jobs_tab
 from cosyvoice.server.ui_transcribe import TranscribeControls
 from cosyvoice.voice.blend import is_blend_spec
 from cosyvoice.voice.store import save_from_blend, save_from_prompt
@@ -282,8 +285,9 @@ def streaming_available() -> bool:
 
 
 def build_ui(synth: Synthesizer, gate: SynthesisGate | None = None,
-             admin: AdminActions | None = None) -> gr.Blocks:
-    """The Synthesis tab, plus the Models tab when ``admin`` actions are given."""
+             admin: AdminActions | None = None, jobs: JobRunner | None = None) -> gr.Blocks:
+    """The Synthesis and Dialogue tabs, the Batch tab when a job runner is given, and the
+    Models tab when ``admin`` actions are given."""
     settings = synth.settings
     with gr.Blocks(title="CosyVoice WebUI", delete_cache=(3600, 3600)) as demo:
         c = _SynthesisTab(synth)
@@ -300,6 +304,9 @@ def build_ui(synth: Synthesizer, gate: SynthesisGate | None = None,
                   api_name=False, queue=False)  # saved voices, as of this page load
         c.ui_lang.change(lambda lg: gr.update(label=t("tab_synthesis", lg)), c.ui_lang,
                          synth_tab, api_name=False, queue=False)
+        build_dialogue_tab(synth, gate)
+        if jobs is not None:
+            build_jobs_tab(jobs, _voice_choices(synth))
         if admin is not None:
             build_models_panel(admin.manager, admin.state, settings, actions=admin,
                                lang=c.ui_lang)

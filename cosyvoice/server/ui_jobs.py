@@ -1,0 +1,113 @@
+"""The Batch tab: upload a chapter (.txt/.md) or a list of lines (.csv/.jsonl), queue it as
+a background job, and watch its progress bar (polled every second); the result zip (item
+files, joined.wav, subtitles) appears when the job is done. Jobs survive a restart."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import gradio as gr
+
+from cosyvoice.errors import CosyVoiceError
+from cosyvoice.longform.jobs import result_zip
+from cosyvoice.longform.runner import JobRunner
+
+POLL_S = 1.0
+JOB_COLUMNS = ["id", "source", "state", "done", "total", "failed", "progress"]
+HELP = ("Upload a `.txt`/`.md` (chapters start at headings; long chapters are cut at sentence "
+        "ends) or a `.csv`/`.jsonl` with columns `text`, `voice`, `instruction`, `filename`. "
+        "The job runs in the background and resumes after a restart. / 上传 .txt/.md（按标题分章）"
+        "或 .csv/.jsonl（text、voice、instruction、filename 列）；任务在后台运行，重启后继续。")
+
+
+def progress_html(summary: dict | None) -> str:
+    if summary is None:
+        return "<div id='job-progress-text'>no job yet / 暂无任务</div>"
+    pct = 100.0 * summary["progress"]
+    text = (f"{html.escape(summary['id'])}: {summary['state']} — {summary['done']}/"
+            f"{summary['total']} items ({pct:.0f} %)"
+            + (f", {summary['failed']} failed" if summary["failed"] else "")
+            + (f" · resumed {summary['resumed']}×" if summary["resumed"] else ""))
+    return (f"<progress id='job-progress-bar' max='100' value='{pct:.1f}' "
+            f"style='width:100%'></progress><div id='job-progress-text' "
+            f"data-state='{summary['state']}'>{text}</div>")
+
+
+class JobsTab:
+    def __init__(self, runner: JobRunner) -> None:
+        self.runner = runner
+        self.store = runner.store
+
+    def submit(self, upload: str | None, voice: str | None, instruction: str):
+        if not upload:
+            raise gr.Error("choose a .txt, .md, .csv or .jsonl file / 请选择任务文件",
+                           print_exception=False)
+        path = Path(upload)
+        try:
+            content = path.read_text(encoding="utf-8")
+            summary = self.runner.submit(path.name, content, voice=voice or None,
+                                         instruction=instruction or "")
+        except UnicodeDecodeError:
+            raise gr.Error(f"{path.name} is not UTF-8 text", print_exception=False) from None
+        except CosyVoiceError as e:
+            raise gr.Error(str(e), print_exception=False) from None
+        return summary["id"], *self.poll(summary["id"], None)
+
+    def poll(self, job_id: str | None, shown: str | None):
+        """(progress bar, jobs table, result file, what the page shows) for ``job_id``
+        (empty: the newest job). The result file is sent once, not on every tick."""
+        jobs = self.store.list()
+        rows = [[j[c] for c in JOB_COLUMNS] for j in jobs]
+        job_id = (job_id or "").strip() or (jobs[0]["id"] if jobs else "")
+        bar, result = progress_html(None), None
+        if job_id:
+            try:
+                summary = self.store.summary(job_id)
+                bar = progress_html(summary)
+                result = str(result_zip(self.store, job_id)) if summary["result"] else None
+            except CosyVoiceError as e:
+                bar = f"<div id='job-progress-text'>{html.escape(str(e))}</div>"
+        return bar, rows, gr.skip() if result == shown else result, result
+
+    def cancel(self, job_id: str | None, shown: str | None):
+        try:
+            self.store.cancel((job_id or "").strip())
+        except CosyVoiceError as e:
+            raise gr.Error(str(e), print_exception=False) from None
+        return self.poll(job_id, shown)
+
+
+def build_jobs_tab(runner: JobRunner, voices: list[tuple[str, str]]) -> None:
+    tab_state = JobsTab(runner)
+    with gr.Tab("Batch / 批量", id="jobs", elem_id="jobs-tab"):
+        gr.Markdown(HELP)
+        with gr.Row():
+            with gr.Column(scale=2):
+                upload = gr.File(label="Job file / 任务文件", type="filepath",
+                                 file_types=[".txt", ".md", ".csv", ".jsonl"],
+                                 elem_id="job-file")
+                voice = gr.Dropdown(voices, value=None, allow_custom_value=True,
+                                    label="Voice of items that name none / 默认音色",
+                                    elem_id="job-voice")
+                instruction = gr.Textbox(label="Instruction (optional) / 指令（可选）",
+                                         max_length=300)
+                submit = gr.Button("Start job / 开始任务", variant="primary",
+                                   elem_id="job-submit")
+            with gr.Column(scale=3):
+                job_id = gr.Textbox(label="Job id (empty: the newest) / 任务编号",
+                                    elem_id="job-id")
+                bar = gr.HTML(progress_html(None), elem_id="job-progress")
+                result = gr.File(label="Result (zip) / 结果", interactive=False,
+                                 elem_id="job-result")
+                cancel = gr.Button("Cancel job / 取消任务", elem_id="job-cancel")
+                table = gr.Dataframe(headers=JOB_COLUMNS, interactive=False,
+                                     label="Jobs / 任务列表", elem_id="jobs-table")
+        shown = gr.State(None)  # the result file the page shows
+        outputs = [bar, table, result, shown]
+        submit.click(tab_state.submit, [upload, voice, instruction], [job_id, *outputs],
+                     api_name="job_submit")
+        cancel.click(tab_state.cancel, [job_id, shown], outputs, api_name=False, queue=False)
+        timer = gr.Timer(POLL_S)
+        timer.tick(tab_state.poll, [job_id, shown], outputs, api_name=False, queue=False,
+                   show_progress="hidden")
