@@ -21,7 +21,7 @@ input is one sentence the frontend has normalized and cut to at most MAX_CHUNK_C
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +33,7 @@ from cosyvoice.acoustic.fastspeech2 import FastSpeech2Mandarin, predicted_durati
 from cosyvoice.acoustic.zh_mel_bridge import MelBridge, ModelMelSpace
 from cosyvoice.audio.mel import MelConfig
 from cosyvoice.errors import TextError
+from cosyvoice.frontend.pronunciation import Reading
 from cosyvoice.frontend.zh_g2p import Syllable, ZhPhones, zh_to_phones
 
 logger = logging.getLogger(__name__)
@@ -136,12 +137,14 @@ class MandarinAcoustic:
         return self._bridges[key]
 
     # ---- frontend ---------------------------------------------------------------------
-    def g2p(self, sentence: str) -> ZhPhones:
-        """Phones of one normalized sentence (the frontend normalized it already)."""
+    def g2p(self, sentence: str, readings: Mapping[str, Reading] | None = None) -> ZhPhones:
+        """Phones of one normalized sentence (the frontend normalized it already);
+        ``readings``: pronunciation overrides of its words (spoken as given)."""
         if len(sentence) > MAX_CHUNK_CHARS:
             raise TextError(f"a Mandarin sentence of {len(sentence)} characters is over the "
                             f"model's {MAX_CHUNK_CHARS}; the frontend cuts longer ones")
-        return zh_to_phones(sentence, normalize=False, symbols=self.model.config.symbols)
+        return zh_to_phones(sentence, normalize=False, symbols=self.model.config.symbols,
+                            readings=readings)
 
     def phonemize(self, text: str) -> list[list[str]]:
         return [self.g2p(text).phones]
@@ -158,10 +161,10 @@ class MandarinAcoustic:
                               self.frame_seconds)
 
     def render(self, sentence: str, speed: float = 1.0, controls: ProsodyControls | None = None,
-               mel_config=None) -> MandarinRender:
+               mel_config=None, readings: Mapping[str, Reading] | None = None) -> MandarinRender:
         """One sentence → model outputs and the mel for ``mel_config`` (default: this
         backend's). No audio: the engine vocodes."""
-        zh = self.g2p(sentence)
+        zh = self.g2p(sentence, readings)
         if controls is not None and controls.phones is not None:
             zh = controls.phones(zh)
         return self.render_phones(zh, speed, controls, mel_config)
@@ -187,11 +190,12 @@ class MandarinAcoustic:
                               self.bridge(cfg)(model_mel), self.frame_seconds)
 
     def synthesize(self, text: str, speed: float = 1.0, seed: int | None = None,
-                   controls: ProsodyControls | None = None) -> AcousticOutput:
+                   controls: ProsodyControls | None = None,
+                   readings: Mapping[str, Reading] | None = None) -> AcousticOutput:
         """One normalized sentence at ``speed`` (0.5–2.0) → its mel; ``controls`` shape
         the prosody (emotion scalars, dialect tones) and may reshape the audio after the
-        vocoder (``controls.after``)."""
-        r = self.render(text, speed, controls)
+        vocoder (``controls.after``); ``readings``: pronunciation overrides."""
+        r = self.render(text, speed, controls, readings=readings)
         after = controls.after if controls is not None else None
         finish = None if after is None else (lambda wav: after(wav, self.sample_rate, r))
         return AcousticOutput(wav=None, sample_rate=self.sample_rate, phonemes=list(r.phones),

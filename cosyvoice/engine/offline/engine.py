@@ -276,7 +276,7 @@ class OfflineEngine:
                 spoken = clone[run.lang][0] if clone is not None else plan.kokoro_voice
                 wav, sr, pitch_done = self._speak(
                     name, run_parts(run, self.capabilities.part_chars), speed, seed,
-                    plan.style, (spoken, run.lang) if kokoro else None)
+                    plan.style, (spoken, run.lang) if kokoro else None, run.readings)
                 # at the output rate before the style's gain and limiter: resampling after
                 # them would overshoot the limit (Kokoro speaks at 24 kHz)
                 wav, sr = resample(wav, sr, sr_out), sr_out
@@ -302,11 +302,13 @@ class OfflineEngine:
 
     def _speak(self, name: str, parts: list[str] | tuple[str, ...], speed: float,
                seed: int | None, style: Style | None,
-               kokoro: tuple[str, str] | None = None) -> tuple[np.ndarray, int, bool]:
+               kokoro: tuple[str, str] | None = None,
+               readings: dict | None = None) -> tuple[np.ndarray, int, bool]:
         """One run through backend ``name``, part by part: ``(wav, rate, pitch applied)``.
         The style's acoustic controls (and its dialect's tones) go to every backend; one
         without per-phone controls ignores them and says so. ``kokoro``: (voice, run
-        language) when ``name`` is the Kokoro model."""
+        language) when ``name`` is the Kokoro model. ``readings``: the run's pronunciation
+        overrides (every backend of this engine applies them in its G2P)."""
         acoustic = self.manager.get(name)
         if kokoro is not None:
             acoustic = acoustic.speaker(*kokoro)
@@ -319,7 +321,8 @@ class OfflineEngine:
                 controls = rendering_controls(style.dialect, controls)
         pieces, sr, pitch_done = [], int(acoustic.sample_rate), False
         for part in parts:
-            out = acoustic.synthesize(part, speed=speed, seed=seed, controls=controls)
+            extra = {"readings": readings} if readings else {}
+            out = acoustic.synthesize(part, speed=speed, seed=seed, controls=controls, **extra)
             pieces.append(to_audio(out, self._vocode))
             sr, pitch_done = int(out.sample_rate), out.pitch_applied
         return np.concatenate(pieces), sr, pitch_done
