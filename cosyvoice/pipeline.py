@@ -40,6 +40,7 @@ from cosyvoice.engine.base import (
     EngineRequest,
 )
 from cosyvoice.errors import ModelError, PromptError, TextError
+from cosyvoice.frontend.lexicon import Lexicon
 from cosyvoice.frontend.plan import Sentence, main_language, plan_text
 from cosyvoice.lifecycle.drain import RequestTracker
 from cosyvoice.lifecycle.manager import ModelManager
@@ -134,6 +135,7 @@ class Synthesizer:
         self._validated = LruCache(PROMPT_CACHE_SIZE)
         reserved = tuple(v for e in self.engines.values() for v in e.capabilities.voices)
         self.voices = VoiceStore.for_settings(settings, reserved=reserved)
+        self.lexicon = Lexicon.for_settings(settings)  # models/lexicon.json, read on change
 
     # ---- engines ----------------------------------------------------------------------
     def using(self, name: str | None) -> Synthesizer:
@@ -283,7 +285,7 @@ class Synthesizer:
                         else (None, None))
         sentences: list[Sentence] = plan_text(
             req.text, self.settings.max_text_chars, self.voice_language(voice or "", saved),
-            voice or "")
+            voice or "", lexicon=self.lexicon.readings())
         voice = voice or req.voice or self.default_voice(sentences)
         out = EngineRequest(req.mode, sentences, voice, speed=float(req.speed),
                             seed=req.seed, strength=float(req.strength),

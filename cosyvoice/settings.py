@@ -45,6 +45,8 @@ class Settings:
     pidfile: Path = field(default=ROOT / "run" / "app.pid", metadata=_help("pidfile path"))
     voices_dir: Path = field(default=ROOT / "models" / "voices", metadata=_help(
         "saved voices (one folder each: profile.json + prompt.wav)"))
+    lexicon_file: Path = field(default=ROOT / "models" / "lexicon.json", metadata=_help(
+        "the user lexicon: word → reading per language (docs/pronunciation.md)"))
 
     max_text_chars: int = field(default=1000, metadata=_help("longest text accepted"))
     max_upload_mb: float = field(default=20.0, metadata=_help("largest prompt upload (MB)"))

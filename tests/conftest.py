@@ -108,6 +108,7 @@ def start_app(workdir: Path, *extra: str, timeout: float = 240.0) -> RunningApp:
             "--outputs-dir", str(workdir / "outputs"), "--cache-dir", str(workdir / "cache"),
             "--log-dir", str(workdir / "logs"), "--pidfile", str(workdir / "run" / "app.pid"),
             "--voices-dir", str(workdir / "voices"),
+            "--lexicon-file", str(workdir / "lexicon.json"),
             *extra]
     log = open(workdir / "app.stdout.log", "ab")
     proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
