@@ -48,6 +48,7 @@ from cosyvoice.lifecycle.oom import call_with_oom_retry
 from cosyvoice.settings import Settings
 from cosyvoice.speaker.cache import LruCache
 from cosyvoice.speaker.validation import PromptAudio, PromptLimits, validate_prompt
+from cosyvoice.subtitles import Cue, write_beside
 from cosyvoice.voice.blend import is_blend_spec, parse_blend
 from cosyvoice.voice.store import SavedVoice, VoiceStore
 
@@ -85,6 +86,12 @@ class AudioChunk:
     wav: np.ndarray
     sample_rate: int
     notes: list[str] = field(default_factory=list)  # the request's notes, on chunk 0
+    start_s: float = 0.0  # where the sentence's audio lies in the joined output
+    end_s: float = 0.0
+
+    def cue(self) -> Cue:
+        """The sentence's subtitle cue."""
+        return Cue(self.start_s, max(self.start_s, self.end_s), self.text)
 
 
 @dataclass
@@ -95,6 +102,7 @@ class SynthesisResult:
     elapsed_s: float
     sentences: int
     notes: list[str] = field(default_factory=list)
+    cues: list[Cue] = field(default_factory=list)  # one per sentence, in output time
 
     @property
     def duration_s(self) -> float:
@@ -353,7 +361,9 @@ class Synthesizer:
                               breath=sentence.breath_after)
             pending = []
             notes = list(request.notes) if chunk.sentence == 0 else []
-            yield AudioChunk(chunk.sentence, total, sentence.text, wav, self.sample_rate, notes)
+            start, end = joiner.spans[-1]
+            yield AudioChunk(chunk.sentence, total, sentence.text, wav, self.sample_rate, notes,
+                             start / self.sample_rate, end / self.sample_rate)
         elapsed = time.perf_counter() - t0
         self.tracker.observe_engine(self.capabilities.name, elapsed,
                                     elapsed if first_s is None else first_s, tokens, llm_s)
@@ -374,18 +384,22 @@ class Synthesizer:
         t0 = time.perf_counter()
         request = self._engine_request(req, notes)
         pieces: list[np.ndarray] = []
+        cues: list[Cue] = []
         sr = self.sample_rate
         for chunk in self._joined(request, self.engine.synthesize(request)):
             pieces.append(chunk.wav)
+            cues.append(chunk.cue())
             if progress is not None:
                 progress((chunk.index + 1) / chunk.total,
                          f"sentence {chunk.index + 1}/{chunk.total}")
         wav = np.concatenate(pieces) if pieces else np.zeros(0, np.float32)
         path = write_wav_atomic(self.output_path(req), wav, sr)
+        cues = _clamped(cues, len(wav) / sr)
+        write_beside(path, cues)  # outputs/<name>.srt and .vtt, the UI's downloads
         elapsed = time.perf_counter() - t0
         logger.info("synthesized %d sentences, %.2f s audio in %.2f s (%s)", len(pieces),
                     len(wav) / sr, elapsed, req.mode)
-        return SynthesisResult(wav, sr, path, elapsed, len(pieces), request.notes)
+        return SynthesisResult(wav, sr, path, elapsed, len(pieces), request.notes, cues)
 
     def output_path(self, req: SynthesisRequest) -> Path:
         """``outputs/20261202-183501_clone_hello-world-this_ab12cd.wav``"""
@@ -394,6 +408,23 @@ class Synthesizer:
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
         name = f"{stamp}_{req.mode}_{slug}_{uuid.uuid4().hex[:6]}.wav"
         return Path(self.settings.outputs_dir) / name
+
+
+def _clamped(cues: list[Cue], duration_s: float) -> list[Cue]:
+    """Cues inside the output (the last sample's rounding) and not overlapping: a cue ends
+    where the next begins at the latest (the cross-fade shares a few ms)."""
+    out = []
+    for i, c in enumerate(cues):
+        end = min(c.end_s, duration_s, cues[i + 1].start_s if i + 1 < len(cues) else duration_s)
+        start = min(c.start_s, end)
+        out.append(Cue(start, end, c.text))
+    return out
+
+
+def sentence_cues(result: SynthesisResult) -> list[Cue]:
+    """A result's sentence cues (seconds in its audio), e.g. to place them in a joined file
+    with :func:`cosyvoice.subtitles.shifted`."""
+    return list(result.cues)
 
 
 def _file_digest(path: Path, max_bytes: int) -> str | None:

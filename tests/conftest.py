@@ -62,7 +62,8 @@ def local_services(tmp: Path, **overrides):
 
     settings = Settings(outputs_dir=tmp / "outputs", cache_dir=tmp / "cache",
                         log_dir=tmp / "logs", pidfile=tmp / "app.pid",
-                        voices_dir=tmp / "voices", **overrides)
+                        voices_dir=tmp / "voices",
+                        **{"lexicon_file": tmp / "lexicon.json", **overrides})
     settings.ensure_dirs()
     return build(settings, "cpu")
 

@@ -37,6 +37,9 @@ class ChunkJoiner:
     a neighbour, ``outer_s`` at the output's start and end). Its last ``fade_s`` is held
     back and mixed with the next chunk's first samples by an equal-power cross-fade
     (``cos``/``sin`` gains, whose squares sum to 1); :meth:`push` returns what is final.
+    ``spans``: per pushed chunk, where its trimmed audio (before any inline pause) lies in
+    the joined output, as ``(start, end)`` sample indices of its first and last loud frame
+    (:func:`speech_bounds`) — the one place sentence timings come from (subtitles).
     """
 
     def __init__(self, sr: int, fade_s: float = CROSSFADE_S, edge_s: float = SENTENCE_EDGE_S,
@@ -44,6 +47,8 @@ class ChunkJoiner:
         self.sr, self.fade = sr, max(1, int(round(fade_s * sr)))
         self.edge_s, self.outer_s = edge_s, outer_s
         self._tail: np.ndarray | None = None  # held back from the previous chunk
+        self.emitted = 0  # samples returned so far
+        self.spans: list[tuple[int, int]] = []
 
     def push(self, wav: np.ndarray, last: bool = False, pause_s: float = 0.0,
              breath: bool = False) -> np.ndarray:
@@ -53,6 +58,10 @@ class ChunkJoiner:
         body = trim_edges(np.asarray(wav, np.float32), self.sr,
                            self.outer_s if first else self.edge_s,
                            keep_end_s=self.outer_s if last else self.edge_s)
+        held = 0 if self._tail is None else len(self._tail)
+        start = self.emitted + held - min(held, len(body))  # after the cross-fade overlap
+        on, off = speech_bounds(body, self.sr)
+        self.spans.append((start + on, start + off))
         if pause_s > 0 and not last:
             gap = int(round(max(0.0, pause_s - 2 * self.edge_s) * self.sr))
             body = np.concatenate([body, breath_noise(gap, self.sr) if breath
@@ -70,7 +79,9 @@ class ChunkJoiner:
         hold = 0 if last else min(self.fade, len(body))
         out.append(body[: len(body) - hold])
         self._tail = body[len(body) - hold:] if not last else None
-        return np.concatenate(out) if out else np.zeros(0, np.float32)
+        joined = np.concatenate(out) if out else np.zeros(0, np.float32)
+        self.emitted += len(joined)
+        return joined
 
 
 def join_runs(pieces: list[np.ndarray], sr: int, pause_s: float = RUN_PAUSE_S,
@@ -86,17 +97,32 @@ def trim_edges(wav: np.ndarray, sr: int, keep_s: float, floor_db: float = -40.0,
     """Cut leading/trailing audio quieter than ``floor_db`` below the peak (10 ms frames),
     keeping ``keep_s`` before the first loud frame and ``keep_end_s`` (default the same)
     after the last."""
-    hop = max(1, int(0.01 * sr))
-    n = len(wav) // hop
-    if n == 0:
-        return wav
-    rms = np.sqrt(np.mean(wav[: n * hop].reshape(n, hop) ** 2, axis=1) + 1e-12)
-    loud = np.flatnonzero(20 * np.log10(rms / max(float(rms.max()), 1e-9)) > floor_db)
+    loud = _loud_frames(wav, sr, floor_db)
     if not len(loud):
         return wav
+    hop = max(1, int(0.01 * sr))
     keep = int(keep_s * sr)
     keep_end = keep if keep_end_s is None else int(keep_end_s * sr)
     return wav[max(0, loud[0] * hop - keep): min(len(wav), (loud[-1] + 1) * hop + keep_end)]
+
+
+def speech_bounds(wav: np.ndarray, sr: int, floor_db: float = -40.0) -> tuple[int, int]:
+    """``(start, end)`` samples of the first and last 10 ms frame louder than ``floor_db``
+    below the peak (:func:`trim_edges`' rule); the whole clip when none is."""
+    loud = _loud_frames(wav, sr, floor_db)
+    if not len(loud):
+        return 0, len(wav)
+    hop = max(1, int(0.01 * sr))
+    return int(loud[0] * hop), min(len(wav), int((loud[-1] + 1) * hop))
+
+
+def _loud_frames(wav: np.ndarray, sr: int, floor_db: float) -> np.ndarray:
+    hop = max(1, int(0.01 * sr))
+    n = len(wav) // hop
+    if n == 0:
+        return np.zeros(0, np.int64)
+    rms = np.sqrt(np.mean(wav[: n * hop].reshape(n, hop) ** 2, axis=1) + 1e-12)
+    return np.flatnonzero(20 * np.log10(rms / max(float(rms.max()), 1e-9)) > floor_db)
 
 
 def breath_noise(n: int, sr: int) -> np.ndarray:

@@ -31,6 +31,7 @@ from cosyvoice.server.gate import SynthesisGate
 from cosyvoice.server.texts import bilingual, t
 from cosyvoice.server.ui_history import history_table, remember, show_result
 from cosyvoice.server.ui_lexicon import build_lexicon_tab
+from cosyvoice.server.ui_subtitles import attach_subtitles
 from cosyvoice.voice.blend import is_blend_spec
 from cosyvoice.voice.store import save_from_blend, save_from_prompt
 
@@ -292,6 +293,7 @@ def build_ui(synth: Synthesizer, gate: SynthesisGate | None = None,
                     c.inputs(synth, settings.max_text_chars)
                 with gr.Column(scale=2):
                     c.outputs()
+                    attach_subtitles(c.output, settings.outputs_dir)
         c.wire(synth, gate)
         build_lexicon_tab(synth)
         demo.load(c.on_engine_voices, [c.ui_lang, c.engine], c.voice,
