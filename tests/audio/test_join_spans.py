@@ -1,0 +1,39 @@
+"""ChunkJoiner's spans: where each sentence's speech lands in the joined output."""
+
+import numpy as np
+import pytest
+
+from cosyvoice.audio.join import ChunkJoiner, speech_bounds
+
+SR = 8000
+
+
+def sentence(speech_s: float, lead_s: float = 0.3, tail_s: float = 0.25) -> np.ndarray:
+    t = np.arange(int(speech_s * SR)) / SR
+    tone = (0.4 * np.sin(2 * np.pi * 220 * t)).astype(np.float32)
+    return np.concatenate([np.zeros(int(lead_s * SR), np.float32), tone,
+                           np.zeros(int(tail_s * SR), np.float32)])
+
+
+def loud_runs(wav: np.ndarray) -> list[tuple[int, int]]:
+    loud = np.flatnonzero(np.abs(wav) > 1e-3)
+    cuts = np.flatnonzero(np.diff(loud) > 0.02 * SR)  # gaps, not zero crossings
+    return list(zip(loud[np.r_[0, cuts + 1]], loud[np.r_[cuts, len(loud) - 1]] + 1))
+
+
+@pytest.mark.parametrize("pauses", [(0.0, 0.0, 0.0), (0.8, 0.0, 0.0), (0.0, 1.2, 0.0)])
+def test_spans_are_the_speech_in_the_joined_output(pauses):
+    joiner = ChunkJoiner(SR)
+    lengths = (0.7, 0.4, 1.1)
+    out = np.concatenate([joiner.push(sentence(s), last=i == 2, pause_s=p)
+                          for i, (s, p) in enumerate(zip(lengths, pauses))])
+    assert joiner.emitted == len(out)
+    measured = loud_runs(out)
+    assert len(measured) == 3
+    for (start, end), (a, b), s in zip(joiner.spans, measured, lengths):
+        assert abs(start - a) <= 0.011 * SR and abs(end - b) <= 0.011 * SR  # one frame
+        assert (end - start) / SR == pytest.approx(s, abs=0.011)
+
+
+def test_speech_bounds_of_silence_is_the_whole_clip():
+    assert speech_bounds(np.zeros(800, np.float32), SR) == (0, 800)
