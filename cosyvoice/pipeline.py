@@ -88,6 +88,7 @@ class AudioChunk:
     notes: list[str] = field(default_factory=list)  # the request's notes, on chunk 0
     start_s: float = 0.0  # where the sentence's audio lies in the joined output
     end_s: float = 0.0
+    words: list[Cue] = field(default_factory=list)  # where the engine knows durations
 
     def cue(self) -> Cue:
         """The sentence's subtitle cue."""
@@ -103,6 +104,7 @@ class SynthesisResult:
     sentences: int
     notes: list[str] = field(default_factory=list)
     cues: list[Cue] = field(default_factory=list)  # one per sentence, in output time
+    word_cues: list[Cue] = field(default_factory=list)  # per word/syllable, where known
 
     @property
     def duration_s(self) -> float:
@@ -346,11 +348,14 @@ class Synthesizer:
         joiner = ChunkJoiner(self.sample_rate)
         total = len(request.sentences)
         pending: list[np.ndarray] = []
+        marks: list[tuple[float, float, str]] = []
         t0, first_s, tokens, llm_s = time.perf_counter(), None, 0, 0.0
         for chunk in chunks:
             if first_s is None:
                 first_s = time.perf_counter() - t0
             tokens, llm_s = tokens + chunk.llm_tokens, llm_s + chunk.llm_s
+            offset = sum(len(p) for p in pending) / self.sample_rate
+            marks += [(a + offset, b + offset, w) for a, b, w in chunk.marks]
             pending.append(chunk.wav)
             if not chunk.final:
                 continue
@@ -362,8 +367,11 @@ class Synthesizer:
             pending = []
             notes = list(request.notes) if chunk.sentence == 0 else []
             start, end = joiner.spans[-1]
+            origin = joiner.origins[-1] / self.sample_rate
+            words = [Cue(max(0.0, origin + a), max(0.0, origin + b), w) for a, b, w in marks]
+            marks = []
             yield AudioChunk(chunk.sentence, total, sentence.text, wav, self.sample_rate, notes,
-                             start / self.sample_rate, end / self.sample_rate)
+                             start / self.sample_rate, end / self.sample_rate, words)
         elapsed = time.perf_counter() - t0
         self.tracker.observe_engine(self.capabilities.name, elapsed,
                                     elapsed if first_s is None else first_s, tokens, llm_s)
@@ -385,10 +393,12 @@ class Synthesizer:
         request = self._engine_request(req, notes)
         pieces: list[np.ndarray] = []
         cues: list[Cue] = []
+        words: list[Cue] = []
         sr = self.sample_rate
         for chunk in self._joined(request, self.engine.synthesize(request)):
             pieces.append(chunk.wav)
             cues.append(chunk.cue())
+            words += chunk.words
             if progress is not None:
                 progress((chunk.index + 1) / chunk.total,
                          f"sentence {chunk.index + 1}/{chunk.total}")
@@ -399,7 +409,7 @@ class Synthesizer:
         elapsed = time.perf_counter() - t0
         logger.info("synthesized %d sentences, %.2f s audio in %.2f s (%s)", len(pieces),
                     len(wav) / sr, elapsed, req.mode)
-        return SynthesisResult(wav, sr, path, elapsed, len(pieces), request.notes, cues)
+        return SynthesisResult(wav, sr, path, elapsed, len(pieces), request.notes, cues, words)
 
     def output_path(self, req: SynthesisRequest) -> Path:
         """``outputs/20261202-183501_clone_hello-world-this_ab12cd.wav``"""

@@ -123,6 +123,7 @@ def test_timestamps_come_with_the_audio_for_any_engine(fake_app):
     assert all(a["end"] <= b["start"] < b["end"] for a, b in zip(cues, cues[1:]))
     assert cues[-1]["end"] <= body["duration_s"]
     assert body["srt"].startswith("1\n00:00:00,") and body["vtt"].startswith("WEBVTT")
+    assert body["words"] == []  # the fake engine knows no word durations
     status, data, _ = post(fake_app.url + "/api/v1/tts",
                            {"text": "Hi.", "timestamps": True, "format": "flac"})
     assert status == 200 and json.loads(data)["format"] == "flac"

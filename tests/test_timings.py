@@ -56,3 +56,17 @@ def test_the_lexicon_changes_what_the_engine_speaks(synth):
         synth.lexicon.delete("朝阳")
     assert len(before.wav) != len(after.wav) or not np.allclose(before.wav, after.wav)
     np.testing.assert_array_equal(after.wav, inline.wav)  # the lexicon = the inline form
+
+
+def test_mandarin_syllable_cues_follow_fastspeech2_durations(synth):
+    result = synth.synthesize(SynthesisRequest(
+        text="今天天气很好。[pause:500ms] 我用iPhone打电话。", voice="baker", seed=1))
+    words, cues = result.word_cues, result.cues
+    assert "".join(w.text for w in words) == "今天天气很好我用打电话"
+    assert all(a.start_s <= a.end_s <= b.start_s for a, b in zip(words, words[1:]))
+    # each sentence's first syllable starts where its speech starts, the last ends inside it
+    assert abs(words[0].start_s - cues[0].start_s) < 0.04
+    assert abs(words[6].start_s - cues[1].start_s) < 0.04
+    assert words[5].end_s <= cues[0].end_s and words[-1].end_s <= cues[1].end_s
+    # the English run between 用 and 打 (spoken by joe) moves the syllables after it
+    assert words[8].start_s - words[7].end_s > 0.3

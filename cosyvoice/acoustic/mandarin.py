@@ -199,11 +199,24 @@ class MandarinAcoustic:
         after = controls.after if controls is not None else None
         finish = None if after is None else (lambda wav: after(wav, self.sample_rate, r))
         return AcousticOutput(wav=None, sample_rate=self.sample_rate, phonemes=list(r.phones),
-                              mel=r.mel, finish=finish, pitch_applied=True)
+                              mel=r.mel, finish=finish, pitch_applied=True,
+                              marks=syllable_marks(r))
 
     def warm(self) -> None:
         """Run the network once (first-call allocations) without needing a vocoder."""
         self.model.synthesize_ids(self.g2p("你好。").ids)
+
+
+def syllable_marks(r: MandarinRender) -> list[tuple[float, float, str]]:
+    """Each syllable's ``(start_s, end_s, hanzi)`` from the phone durations the model used
+    (the vocoder-space mel keeps the model's time in seconds). A syllable lasts until the
+    next one starts — the model gives the break phones after a final (``#0``, ``#1``) much of
+    its sound — and the last one until the closing ``sil``."""
+    edges = np.concatenate([[0], np.cumsum(np.asarray(r.durations, dtype=np.int64))])
+    closing = len(r.phones) - 2 if r.phones[-2:] == ["sil", "eos"] else len(r.phones)
+    starts = [s.start for s in r.syllables] + [closing]
+    return [(float(edges[a] * r.frame_seconds), float(edges[max(a, b)] * r.frame_seconds),
+             s.hanzi) for s, a, b in zip(r.syllables, starts, starts[1:])]
 
 
 def substitute_tones(zh: ZhPhones, tone_map: dict[int, int], symbols) -> ZhPhones:

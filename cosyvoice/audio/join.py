@@ -49,19 +49,22 @@ class ChunkJoiner:
         self._tail: np.ndarray | None = None  # held back from the previous chunk
         self.emitted = 0  # samples returned so far
         self.spans: list[tuple[int, int]] = []
+        self.origins: list[int] = []  # per chunk: where its sample 0 would be in the output
 
     def push(self, wav: np.ndarray, last: bool = False, pause_s: float = 0.0,
              breath: bool = False) -> np.ndarray:
         """``pause_s``: an inline pause after this chunk (the silence between it and the
         next then lasts about ``pause_s``); ``breath``: with a soft breath noise in it."""
         first = self._tail is None
-        body = trim_edges(np.asarray(wav, np.float32), self.sr,
-                           self.outer_s if first else self.edge_s,
-                           keep_end_s=self.outer_s if last else self.edge_s)
+        wav = np.asarray(wav, np.float32)
+        lo, hi = trim_bounds(wav, self.sr, self.outer_s if first else self.edge_s,
+                             keep_end_s=self.outer_s if last else self.edge_s)
+        body = wav[lo:hi]
         held = 0 if self._tail is None else len(self._tail)
         start = self.emitted + held - min(held, len(body))  # after the cross-fade overlap
         on, off = speech_bounds(body, self.sr)
         self.spans.append((start + on, start + off))
+        self.origins.append(start - lo)
         if pause_s > 0 and not last:
             gap = int(round(max(0.0, pause_s - 2 * self.edge_s) * self.sr))
             body = np.concatenate([body, breath_noise(gap, self.sr) if breath
@@ -85,11 +88,20 @@ class ChunkJoiner:
 
 
 def join_runs(pieces: list[np.ndarray], sr: int, pause_s: float = RUN_PAUSE_S,
-              edge_s: float = RUN_EDGE_S) -> np.ndarray:
+              edge_s: float = RUN_EDGE_S, origins: list | None = None) -> np.ndarray:
     """Join the language runs of one sentence: each run's silent edges are cut to
-    ``edge_s`` and a ``pause_s`` silence goes between runs (a short phrase break)."""
-    trimmed = [trim_edges(p, sr, edge_s) for p in pieces]
-    return join_chunks([t for t in trimmed if len(t)], sr, pause_s)
+    ``edge_s`` and a ``pause_s`` silence goes between runs (a short phrase break).
+    ``origins``: filled with, per piece, the sample of the joined audio where the piece's
+    sample 0 would lie (its timings' offset)."""
+    bounds = [trim_bounds(p, sr, edge_s) for p in pieces]
+    kept, pos, gap = [], 0, int(pause_s * sr)
+    for p, (lo, hi) in zip(pieces, bounds, strict=True):
+        if origins is not None:
+            origins.append(pos - lo)
+        if hi > lo:
+            kept.append(p[lo:hi])
+            pos += hi - lo + gap
+    return join_chunks(kept, sr, pause_s)
 
 
 def trim_edges(wav: np.ndarray, sr: int, keep_s: float, floor_db: float = -40.0,
@@ -97,13 +109,21 @@ def trim_edges(wav: np.ndarray, sr: int, keep_s: float, floor_db: float = -40.0,
     """Cut leading/trailing audio quieter than ``floor_db`` below the peak (10 ms frames),
     keeping ``keep_s`` before the first loud frame and ``keep_end_s`` (default the same)
     after the last."""
+    lo, hi = trim_bounds(wav, sr, keep_s, floor_db, keep_end_s)
+    return wav[lo:hi]
+
+
+def trim_bounds(wav: np.ndarray, sr: int, keep_s: float, floor_db: float = -40.0,
+                keep_end_s: float | None = None) -> tuple[int, int]:
+    """The ``(start, end)`` samples :func:`trim_edges` keeps."""
     loud = _loud_frames(wav, sr, floor_db)
     if not len(loud):
-        return wav
+        return 0, len(wav)
     hop = max(1, int(0.01 * sr))
     keep = int(keep_s * sr)
     keep_end = keep if keep_end_s is None else int(keep_end_s * sr)
-    return wav[max(0, loud[0] * hop - keep): min(len(wav), (loud[-1] + 1) * hop + keep_end)]
+    return (max(0, int(loud[0]) * hop - keep),
+            min(len(wav), (int(loud[-1]) + 1) * hop + keep_end))
 
 
 def speech_bounds(wav: np.ndarray, sr: int, floor_db: float = -40.0) -> tuple[int, int]:

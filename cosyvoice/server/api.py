@@ -281,14 +281,16 @@ def model_engine(synth: Synthesizer, model: str | None) -> str | None:
 
 
 def timed_body(result, data: bytes, fmt: str) -> dict:
-    """``timestamps: true``: the encoded audio as base64 with its sentence cues and their
-    SRT and WebVTT forms."""
+    """``timestamps: true``: the encoded audio as base64 with its sentence cues, their SRT
+    and WebVTT forms, and word/syllable cues where the engine knows durations."""
     from cosyvoice.subtitles import to_srt, to_vtt
 
     return {"audio": base64.b64encode(data).decode("ascii"), "format": fmt,
             "sample_rate": result.sample_rate, "duration_s": round(result.duration_s, 3),
             "cues": [{"start": round(c.start_s, 3), "end": round(c.end_s, 3), "text": c.text}
                      for c in result.cues],
+            "words": [{"start": round(c.start_s, 3), "end": round(c.end_s, 3), "text": c.text}
+                      for c in result.word_cues],
             "srt": to_srt(result.cues), "vtt": to_vtt(result.cues), "notes": result.notes}
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from cosyvoice.audio.join import ChunkJoiner, speech_bounds
+from cosyvoice.audio.join import ChunkJoiner, join_runs, speech_bounds
 
 SR = 8000
 
@@ -37,3 +37,22 @@ def test_spans_are_the_speech_in_the_joined_output(pauses):
 
 def test_speech_bounds_of_silence_is_the_whole_clip():
     assert speech_bounds(np.zeros(800, np.float32), SR) == (0, 800)
+
+
+def test_join_runs_origins_place_each_run():
+    pieces = [sentence(0.5, lead_s=0.2), sentence(0.3, lead_s=0.4)]
+    origins: list[int] = []
+    out = join_runs(pieces, SR, origins=origins)
+    runs = loud_runs(out)
+    # each run's tone starts at its lead in its own audio: origin + lead = where it is heard
+    assert [abs(o + int(lead * SR) - a) <= 1 for o, lead, (a, _) in
+            zip(origins, (0.2, 0.4), runs)] == [True, True]
+
+
+def test_joiner_origins_place_each_chunk():
+    joiner = ChunkJoiner(SR)
+    out = np.concatenate([joiner.push(sentence(0.5, lead_s=0.3)),
+                          joiner.push(sentence(0.4, lead_s=0.45), last=True)])
+    runs = loud_runs(out)
+    assert abs(joiner.origins[0] + int(0.3 * SR) - runs[0][0]) <= 1
+    assert abs(joiner.origins[1] + int(0.45 * SR) - runs[1][0]) <= 1
