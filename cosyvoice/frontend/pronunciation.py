@@ -128,7 +128,7 @@ def pinyin_syllable(token: str, shown: str = "", neutral_ok: bool = False) -> st
     shown = shown or token
     s = unicodedata.normalize("NFC", token.strip().lower())
     tone = 0
-    if s[-1:].isdigit():
+    if s[-1:] and s[-1] in "0123456789":
         s, tone = s[:-1], int(s[-1]) or 5
     out = []
     for ch in s:
