@@ -405,7 +405,10 @@ class Synthesizer:
         wav = np.concatenate(pieces) if pieces else np.zeros(0, np.float32)
         path = write_wav_atomic(self.output_path(req), wav, sr)
         cues = _clamped(cues, len(wav) / sr)
-        write_beside(path, cues)  # outputs/<name>.srt and .vtt, the UI's downloads
+        try:
+            write_beside(path, cues)  # outputs/<name>.srt and .vtt, the UI's downloads
+        except OSError as e:  # the audio is saved; subtitles files are a convenience
+            logger.warning("subtitles not written beside %s: %s", path.name, e)
         elapsed = time.perf_counter() - t0
         logger.info("synthesized %d sentences, %.2f s audio in %.2f s (%s)", len(pieces),
                     len(wav) / sr, elapsed, req.mode)
