@@ -96,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
         state.requests.startup_s = time.time() - psutil.Process().create_time()
         state.loading_done.set()
         if settings.preload:  # optional ones: a CosyVoice folder, the speaker encoder
-            manager.load_many([m["name"] for m in manager.states() if not m["required"]])
+            manager.load_many([m["name"] for m in manager.states()
+                               if not m["required"] and not m["lazy"]])
             for engine in services.engines.values():
                 if engine is not services.engines.get("offline"):
                     warm_engine(engine)

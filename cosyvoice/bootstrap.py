@@ -28,12 +28,25 @@ def _load_vad(device: str):
     return SileroVad.load()
 
 
-def shared_specs() -> list[ModelSpec]:
+def _asr_loader(settings: Settings):
+    def load(device: str):
+        from cosyvoice.asr.transcriber import Transcriber
+
+        return Transcriber.load(settings.models_dir, settings.asr_model, device,
+                                settings.torch_threads)
+
+    return load
+
+
+def shared_specs(settings: Settings) -> list[ModelSpec]:
     """Models of the shared stages: prompt validation's VAD; the speaker encoder, needed
-    only for similarity readings (not required for ready)."""
+    only for similarity readings (not required for ready); the prompt transcriber (not
+    required, loaded on first use only)."""
     return [ModelSpec("vad", _load_vad, "Silero VAD (prompt validation)"),
             ModelSpec("speaker_encoder", _load_encoder, "GE2E speaker encoder (Resemblyzer)",
-                      required=False)]
+                      required=False),
+            ModelSpec("asr", _asr_loader(settings), "Whisper prompt transcriber "
+                      "(faster-whisper)", required=False, lazy=True)]
 
 
 @dataclass
@@ -52,7 +65,7 @@ def build(settings: Settings, device: str, tracker: RequestTracker | None = None
     factories = {name: engine_factory(settings, name) for name in names}
     specs = {name: f.model_specs(settings) for name, f in factories.items()}
     manager = ModelManager(device, [*(s for group in specs.values() for s in group),
-                                    *shared_specs()])
+                                    *shared_specs(settings)])
     engines = {name: f.create(manager, settings) for name, f in factories.items()}
     models = {name: [s.name for s in group] for name, group in specs.items()}
     synth = Synthesizer(engines, manager, settings, tracker=tracker, engine_models=models)

@@ -4,6 +4,7 @@
     echo "Read from stdin." | python -m cosyvoice synthesize -o out.flac
     python -m cosyvoice synthesize --file story.txt --prompt me.wav -o story.wav
     python -m cosyvoice voices list | add NAME PROMPT [--text T] | rm NAME | rename OLD NEW
+    python -m cosyvoice transcribe me.wav [--language auto|en|zh] [--json]
 
 Models are built exactly as the app builds them (:func:`cosyvoice.bootstrap.build`: the
 engine's models and the shared ones in one ModelManager, a Synthesizer on top; ``--engine``
@@ -84,6 +85,7 @@ def build_parser(caps) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_synthesize(sub, common, caps)
     _add_voices(sub, common)
+    _add_transcribe(sub, common)
     return parser
 
 
@@ -150,6 +152,20 @@ def _add_voices(sub: Any, common: argparse.ArgumentParser) -> None:
     mv.add_argument("old", metavar="OLD")
     mv.add_argument("new", metavar="NEW")
     mv.set_defaults(func=cmd_voices_rename)
+
+
+def _add_transcribe(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("transcribe", parents=[common], help="print what a prompt recording "
+                       "says (its transcript for cloning)",
+                       description="Transcribe a prompt recording (3–30 s of speech) with "
+                       "the installed Whisper recognizer; the text goes to stdout, the "
+                       "language and timing to stderr. A language the recognizer does not "
+                       "know is refused (exit 2), never guessed.")
+    p.add_argument("file", type=Path, help="the recording (wav, flac, ogg, mp3)")
+    p.add_argument("--language", default="auto",
+                   help="the prompt's language: auto (detect), en, zh, ... (default: auto)")
+    p.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    p.set_defaults(func=cmd_transcribe)
 
 
 # ---- engine ----------------------------------------------------------------------------
@@ -379,6 +395,25 @@ def cmd_voices_rename(ns: argparse.Namespace) -> int:
 def _refuse_builtin(store: Any, name: str, what: str) -> None:
     if name.strip().casefold() in {r.casefold() for r in store.reserved}:
         raise UsageError(f"{name!r} is a built-in voice; it cannot be {what}")
+
+
+# ---- transcribe ------------------------------------------------------------------------
+def cmd_transcribe(ns: argparse.Namespace) -> int:
+    import json
+
+    from cosyvoice.asr.service import transcribe_file
+
+    if not ns.file.is_file():
+        raise UsageError(f"{ns.file}: no such file; give a recording of 3–30 s of speech")
+    synth = build_synthesizer(settings_for(ns))  # the app's manager: vad + asr, lazily
+    out = transcribe_file(synth.manager, ns.file, ns.language, synth.limits)
+    if ns.json:
+        print(json.dumps(out.to_dict(), ensure_ascii=False))
+        return EXIT_OK
+    print(out.text)
+    print(f"{out.language} ({out.recognizer}), {out.audio_s:.1f} s of speech transcribed in "
+          f"{out.seconds:.2f} s", file=sys.stderr)
+    return EXIT_OK
 
 
 # ---- entry point -----------------------------------------------------------------------

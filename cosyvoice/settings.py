@@ -53,6 +53,9 @@ class Settings:
     prompt_min_s: float = field(default=3.0, metadata=_help("shortest prompt after trimming (s)"))
     prompt_max_s: float = field(default=30.0, metadata=_help("longest prompt after trimming (s)"))
     prompt_min_sr: int = field(default=16000, metadata=_help("lowest prompt sample rate (Hz)"))
+    asr_model: str = field(default="auto", metadata=_help(
+        "prompt transcriber: auto (the multilingual whisper-base when installed, else the "
+        "English-only whisper-tiny.en) | whisper-base | whisper-tiny.en"))
     embedding_cache_size: int = field(default=64, metadata=_help("speaker embeddings kept (LRU)"))
     profile_cache_size: int = field(default=64, metadata=_help("voice profiles kept (LRU)"))
     max_saved_voices: int = field(default=100, metadata=_help("most saved voices kept"))

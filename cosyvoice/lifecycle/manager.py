@@ -51,6 +51,7 @@ class ModelSpec:
     warmup: Callable[[Any], None] | None = None
     required: bool = True  # readiness waits for required models only
     location: ModelLocation | None = None
+    lazy: bool = False  # loaded on first use only: the app's preload leaves it UNLOADED
 
 
 @dataclass
@@ -77,6 +78,7 @@ class ModelRecord:
             "memory_mb": round(self.memory_bytes / 2**20, 1),
             "memory_bytes": self.memory_bytes,
             "required": self.spec.required,
+            "lazy": self.spec.lazy,
             "location": self.spec.location.path if self.spec.location else None,
             "idle_s": round(time.time() - self.last_used, 1) if self.last_used else None,
         }

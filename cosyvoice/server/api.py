@@ -68,7 +68,9 @@ class TtsBody(BaseModel):
                               "the engine's default voice")
     instruction: str = Field("", max_length=1000, description="natural-language style, e.g. "
                              "'speak happily and a bit faster' or '用四川话说'")
-    prompt_text: str = Field("", max_length=500, description="prompt transcript (optional)")
+    prompt_text: str = Field("", max_length=500, description="prompt transcript (optional); "
+                             "'auto': transcribe the prompt where the mode takes a transcript "
+                             "(the text used comes back in X-Prompt-Transcript)")
     speed: float = Field(1.0, ge=0.5, le=2.0)
     seed: int | None = Field(None, ge=0, le=SEED_MAX)
     strength: float = Field(1.0, ge=0.0, le=1.0, description="cloning similarity strength")
@@ -313,7 +315,10 @@ def api_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
                          **tts_schema(synth)["properties"],
                          "prompt": {"type": "string", "format": "binary"}}}}}}})
     async def tts(request: Request) -> Response:
-        """Speak text in any mode; JSON, or multipart with a ``prompt`` recording."""
+        """Speak text in any mode; JSON, or multipart with a ``prompt`` recording
+        (``prompt_text: "auto"`` transcribes it where the mode takes a transcript)."""
+        from cosyvoice.server.transcribe_api import auto_transcript, transcript_header
+
         body, prompt = await api.parse_tts(request)
         req = _request(body, prompt)
         fmt = check_format(body.format)
@@ -321,9 +326,12 @@ def api_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
             if body.stream and body.timestamps:
                 raise TextError("timestamps come with a whole response: leave out stream, or "
                                 "read each chunk's timing as it arrives / 时间戳不能与流式同用")
+            heard = await auto_transcript(api, req)
             if body.stream:
-                return await run_in_threadpool(api.streaming, req, fmt)
-            return await api.until_drain_deadline(api.full, req, fmt, body.timestamps)
+                response = await run_in_threadpool(api.streaming, req, fmt)
+            else:
+                response = await api.until_drain_deadline(api.full, req, fmt, body.timestamps)
+            return transcript_header(response, heard)
         finally:
             # Streaming too: the prompt is read before the first chunk is sent.
             if prompt is not None:

