@@ -221,6 +221,8 @@ def tone_marked(syllable: str) -> str:
     base, tone = syllable[:-1].replace("v", "ü"), int(syllable[-1])
     if tone == 5:
         return base
+    if not any(v in base for v in "aeiouü"):
+        return syllable  # a syllabic nasal (嗯 n2, 呣 m2) has no vowel to mark
     if "a" in base or "e" in base:
         i = base.index("a") if "a" in base else base.index("e")
     elif "ou" in base:
