@@ -124,6 +124,8 @@ def _add_synthesize(sub: Any, common: argparse.ArgumentParser, caps) -> None:
                    help="longest text accepted [env COSYVOICE_MAX_TEXT_CHARS, 1000]")
     p.add_argument("-o", "--output", required=True,
                    help="output file ('-': write the audio to stdout)")
+    p.add_argument("--srt", metavar="FILE", help="also write sentence subtitles as SubRip")
+    p.add_argument("--vtt", metavar="FILE", help="also write sentence subtitles as WebVTT")
     p.set_defaults(func=cmd_synthesize)
 
 
@@ -281,6 +283,11 @@ def cmd_synthesize(ns: argparse.Namespace) -> int:
     from cosyvoice.audio.encode import encode
 
     where = write_output(ns.output, encode(result.wav, result.sample_rate, fmt))
+    from cosyvoice.subtitles import to_srt, to_vtt
+
+    for target, writer in ((ns.srt, to_srt), (ns.vtt, to_vtt)):
+        if target:
+            write_output(target, writer(result.cues).encode("utf-8"))
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
     # Models load on first use, inside the timed call: their load time (a fresh manager,

@@ -40,6 +40,7 @@ from cosyvoice.engine.base import (
     EngineRequest,
 )
 from cosyvoice.errors import ModelError, PromptError, TextError
+from cosyvoice.frontend.lexicon import Lexicon
 from cosyvoice.frontend.plan import Sentence, main_language, plan_text
 from cosyvoice.lifecycle.drain import RequestTracker
 from cosyvoice.lifecycle.manager import ModelManager
@@ -47,6 +48,7 @@ from cosyvoice.lifecycle.oom import call_with_oom_retry
 from cosyvoice.settings import Settings
 from cosyvoice.speaker.cache import LruCache
 from cosyvoice.speaker.validation import PromptAudio, PromptLimits, validate_prompt
+from cosyvoice.subtitles import Cue, write_beside
 from cosyvoice.voice.blend import is_blend_spec, parse_blend
 from cosyvoice.voice.store import SavedVoice, VoiceStore
 
@@ -87,6 +89,14 @@ class AudioChunk:
     sample_rate: int
     notes: list[str] = field(default_factory=list)  # the request's notes, on the first chunk
     final: bool = True
+    # on a sentence's final chunk: where its speech lies in the joined output
+    start_s: float = 0.0  # where the sentence's audio lies in the joined output
+    end_s: float = 0.0
+    words: list[Cue] = field(default_factory=list)  # where the engine knows durations
+
+    def cue(self) -> Cue:
+        """The sentence's subtitle cue."""
+        return Cue(self.start_s, max(self.start_s, self.end_s), self.text)
 
 
 @dataclass
@@ -97,6 +107,8 @@ class SynthesisResult:
     elapsed_s: float
     sentences: int
     notes: list[str] = field(default_factory=list)
+    cues: list[Cue] = field(default_factory=list)  # one per sentence, in output time
+    word_cues: list[Cue] = field(default_factory=list)  # per word/syllable, where known
 
     @property
     def duration_s(self) -> float:
@@ -137,6 +149,7 @@ class Synthesizer:
         self._validated = LruCache(PROMPT_CACHE_SIZE)
         reserved = tuple(v for e in self.engines.values() for v in e.capabilities.voices)
         self.voices = VoiceStore.for_settings(settings, reserved=reserved)
+        self.lexicon = Lexicon.for_settings(settings)  # models/lexicon.json, read on change
 
     # ---- engines ----------------------------------------------------------------------
     def using(self, name: str | None) -> Synthesizer:
@@ -293,7 +306,7 @@ class Synthesizer:
                         else (None, None))
         sentences: list[Sentence] = plan_text(
             req.text, self.settings.max_text_chars, self.voice_language(voice or "", saved),
-            voice or "")
+            voice or "", lexicon=self.lexicon.readings())
         voice = voice or req.voice or self.default_voice(sentences)
         out = EngineRequest(req.mode, sentences, voice, speed=float(req.speed),
                             seed=req.seed, strength=float(req.strength),
@@ -352,6 +365,8 @@ class Synthesizer:
         the tracker (``/metrics``)."""
         joiner = ChunkJoiner(self.sample_rate)
         total = len(request.sentences)
+        marks: list[tuple[float, float, str]] = []  # the sentence's word timings so far
+        heard = 0  # samples of the sentence's pieces so far
         t0, first_s, tokens, llm_s = time.perf_counter(), None, 0, 0.0
         start, yielded = True, False
         for chunk in chunks:
@@ -359,6 +374,11 @@ class Synthesizer:
                 first_s = time.perf_counter() - t0
             tokens, llm_s = tokens + chunk.llm_tokens, llm_s + chunk.llm_s
             sentence = request.sentences[chunk.sentence]
+            heard = 0 if start else heard
+            marks = ([] if start else marks) + [(a + heard / self.sample_rate,
+                                                 b + heard / self.sample_rate, w)
+                                                for a, b, w in chunk.marks]
+            heard += len(chunk.wav)
             wav = joiner.push(chunk.wav, last=chunk.sentence == total - 1,
                               pause_s=sentence.pause_after_s, breath=sentence.breath_after,
                               start=start, end=chunk.final)
@@ -367,8 +387,14 @@ class Synthesizer:
                 continue
             notes = list(request.notes) if not yielded else []
             yielded = True
+            timing: tuple = ()
+            if chunk.final:  # the joiner has placed the whole sentence
+                (on, off), origin = joiner.spans[-1], joiner.origins[-1] / self.sample_rate
+                timing = (on / self.sample_rate, off / self.sample_rate,
+                          [Cue(max(0.0, origin + a), max(0.0, origin + b), w)
+                           for a, b, w in marks])
             yield AudioChunk(chunk.sentence, total, sentence.text, wav, self.sample_rate, notes,
-                             final=chunk.final)
+                             chunk.final, *timing)
         elapsed = time.perf_counter() - t0
         self.tracker.observe_engine(self.capabilities.name, elapsed,
                                     elapsed if first_s is None else first_s, tokens, llm_s)
@@ -389,18 +415,29 @@ class Synthesizer:
         t0 = time.perf_counter()
         request = self._engine_request(req, notes)
         pieces: list[np.ndarray] = []
+        cues: list[Cue] = []
+        words: list[Cue] = []
         sr = self.sample_rate
         for chunk in self._joined(request, self.engine.synthesize(request)):
             pieces.append(chunk.wav)
+            if not chunk.final:
+                continue
+            cues.append(chunk.cue())
+            words += chunk.words
             if progress is not None:
                 progress((chunk.index + 1) / chunk.total,
                          f"sentence {chunk.index + 1}/{chunk.total}")
         wav = np.concatenate(pieces) if pieces else np.zeros(0, np.float32)
         path = write_wav_atomic(self.output_path(req), wav, sr)
+        cues = _clamped(cues, len(wav) / sr)
+        try:
+            write_beside(path, cues)  # outputs/<name>.srt and .vtt, the UI's downloads
+        except OSError as e:  # the audio is saved; subtitles files are a convenience
+            logger.warning("subtitles not written beside %s: %s", path.name, e)
         elapsed = time.perf_counter() - t0
-        logger.info("synthesized %d sentences, %.2f s audio in %.2f s (%s)", len(pieces),
+        logger.info("synthesized %d sentences, %.2f s audio in %.2f s (%s)", len(cues),
                     len(wav) / sr, elapsed, req.mode)
-        return SynthesisResult(wav, sr, path, elapsed, len(pieces), request.notes)
+        return SynthesisResult(wav, sr, path, elapsed, len(cues), request.notes, cues, words)
 
     def output_path(self, req: SynthesisRequest) -> Path:
         """``outputs/20261202-183501_clone_hello-world-this_ab12cd.wav``"""
@@ -409,6 +446,17 @@ class Synthesizer:
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
         name = f"{stamp}_{req.mode}_{slug}_{uuid.uuid4().hex[:6]}.wav"
         return Path(self.settings.outputs_dir) / name
+
+
+def _clamped(cues: list[Cue], duration_s: float) -> list[Cue]:
+    """Cues inside the output (the last sample's rounding) and not overlapping: a cue ends
+    where the next begins at the latest (the cross-fade shares a few ms)."""
+    out = []
+    for i, c in enumerate(cues):
+        end = min(c.end_s, duration_s, cues[i + 1].start_s if i + 1 < len(cues) else duration_s)
+        start = min(c.start_s, end)
+        out.append(Cue(start, end, c.text))
+    return out
 
 
 def _file_digest(path: Path, max_bytes: int) -> str | None:

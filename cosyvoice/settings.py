@@ -48,6 +48,8 @@ class Settings:
     jobs_dir: Path = field(default=ROOT / "jobs", metadata=_help(
         "batch jobs (one folder each: job.json + item files); not under outputs/, which "
         "restart.sh clears, so that a job resumes after a restart"))
+    lexicon_file: Path = field(default=ROOT / "models" / "lexicon.json", metadata=_help(
+        "the user lexicon: word → reading per language (docs/pronunciation.md)"))
 
     max_text_chars: int = field(default=1000, metadata=_help("longest text accepted"))
     dialogue_max_lines: int = field(default=200, metadata=_help(

@@ -7,9 +7,11 @@ synthesis, the items of a dialogue or a batch job — and are written by one for
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 _BLANK_LINES = re.compile(r"\n\s*\n+")
 
@@ -60,3 +62,17 @@ def to_vtt(cues: Iterable[Cue]) -> str:
     blocks = [f"{_stamp(c.start_s, '.')} --> {_stamp(c.end_s, '.')}\n{_cue_text(c.text)}\n"
               for c in cues]
     return "\n".join(["WEBVTT\n", *blocks])
+
+
+def write_beside(audio_path: str | Path, cues: Iterable[Cue]) -> tuple[Path, Path]:
+    """Write ``<audio>.srt`` and ``<audio>.vtt`` next to an output file (each replaced
+    atomically); returns their paths."""
+    cues = list(cues)
+    out = []
+    for suffix, text in ((".srt", to_srt(cues)), (".vtt", to_vtt(cues))):
+        path = Path(audio_path).with_suffix(suffix)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+        out.append(path)
+    return out[0], out[1]

@@ -62,7 +62,8 @@ def local_services(tmp: Path, **overrides):
 
     settings = Settings(outputs_dir=tmp / "outputs", cache_dir=tmp / "cache",
                         log_dir=tmp / "logs", pidfile=tmp / "app.pid",
-                        voices_dir=tmp / "voices", jobs_dir=tmp / "jobs", **overrides)
+                        voices_dir=tmp / "voices", jobs_dir=tmp / "jobs",
+                        **{"lexicon_file": tmp / "lexicon.json", **overrides})
     settings.ensure_dirs()
     return build(settings, "cpu")
 
@@ -108,6 +109,7 @@ def start_app(workdir: Path, *extra: str, timeout: float = 240.0) -> RunningApp:
             "--outputs-dir", str(workdir / "outputs"), "--cache-dir", str(workdir / "cache"),
             "--log-dir", str(workdir / "logs"), "--pidfile", str(workdir / "run" / "app.pid"),
             "--voices-dir", str(workdir / "voices"), "--jobs-dir", str(workdir / "jobs"),
+            "--lexicon-file", str(workdir / "lexicon.json"),
             *extra]
     log = open(workdir / "app.stdout.log", "ab")
     proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)

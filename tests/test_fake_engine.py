@@ -105,3 +105,36 @@ def test_the_cli_offers_exactly_the_engine_modes(tmp_path):
     unknown = cli("synthesize", "--engine", "nope", "--text", "Hi.", "-o", "x.wav",
                   cwd=tmp_path, env=env)
     assert unknown.returncode == 2 and "unknown engine 'nope'" in unknown.stderr
+
+
+@pytest.mark.slow
+def test_timestamps_come_with_the_audio_for_any_engine(fake_app):
+    import base64
+
+    text = "Hello there, my friend. This is the second one. And a third."
+    status, data, _ = post(fake_app.url + "/api/v1/tts", {"text": text, "timestamps": True})
+    assert status == 200, data
+    body = json.loads(data)
+    wav, sr = sf.read(io.BytesIO(base64.b64decode(body["audio"])))
+    assert sr == 16000 and body["duration_s"] == pytest.approx(len(wav) / sr, abs=1e-3)
+    cues = body["cues"]
+    assert [c["text"] for c in cues] == ["Hello there, my friend.", "This is the second one.",
+                                         "And a third."]
+    assert all(a["end"] <= b["start"] < b["end"] for a, b in zip(cues, cues[1:]))
+    assert cues[-1]["end"] <= body["duration_s"]
+    assert body["srt"].startswith("1\n00:00:00,") and body["vtt"].startswith("WEBVTT")
+    assert body["words"] == []  # the fake engine knows no word durations
+    status, data, _ = post(fake_app.url + "/api/v1/tts",
+                           {"text": "Hi.", "timestamps": True, "format": "flac"})
+    assert status == 200 and json.loads(data)["format"] == "flac"
+
+
+@pytest.mark.slow
+def test_the_cli_writes_subtitles(tmp_path):
+    env = {"COSYVOICE_ENGINE_PLUGINS": PLUGIN}
+    done = cli("synthesize", "--engine", "fake", "--text", "One two three. Four five.",
+               "-o", "out.wav", "--srt", "out.srt", "--vtt", "out.vtt", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    srt = (tmp_path / "out.srt").read_text("utf-8")
+    assert "1\n00:00:00," in srt and "One two three." in srt and "2\n" in srt
+    assert (tmp_path / "out.vtt").read_text("utf-8").startswith("WEBVTT\n")

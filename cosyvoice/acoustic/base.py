@@ -18,7 +18,8 @@ class AcousticOutput:
     it None and gives ``mel`` ``(n_mels, frames)`` in its vocoder's space instead, plus an
     optional ``finish`` applied to the vocoded audio. ``pitch_applied``: the backend
     already followed the controls' pitch (so a style does not shift it again).
-    ``phonemes`` is what was spoken.
+    ``phonemes`` is what was spoken. ``marks``: ``(start_s, end_s, text)`` per word or
+    syllable in seconds of this output's audio, from a backend that knows its durations.
     """
 
     wav: np.ndarray | None
@@ -27,6 +28,7 @@ class AcousticOutput:
     mel: np.ndarray | None = None
     finish: Callable[[np.ndarray], np.ndarray] | None = None
     pitch_applied: bool = False
+    marks: list[tuple[float, float, str]] = field(default_factory=list)
 
 
 def to_audio(out: AcousticOutput, vocode: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:

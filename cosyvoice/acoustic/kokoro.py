@@ -20,6 +20,7 @@ import json
 import logging
 import re
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +29,7 @@ import numpy as np
 from cosyvoice.acoustic.base import AcousticOutput
 from cosyvoice.errors import ModelError, TextError
 from cosyvoice.frontend.kokoro_g2p import KokoroG2P
+from cosyvoice.frontend.pronunciation import Reading, arpabet_to_ipa, split_at_readings
 from cosyvoice.voice.blend import Blend, parse_blend
 
 logger = logging.getLogger(__name__)
@@ -248,14 +250,43 @@ class KokoroSpeaker:
     def phonemize(self, text: str) -> list[list[str]]:
         return [list(self.model.g2p(text, self.language))]
 
+    def phonemes_with(self, text: str, readings: Mapping[str, Reading] | None = None) -> str:
+        """Kokoro's phonemes of ``text``; a word with a reading is spoken from it (pinyin →
+        misaki's Mandarin IPA, ARPAbet → espeak IPA → misaki's English symbols)."""
+        pieces = split_at_readings(text, (readings or {}).values())
+        if not any(isinstance(p, Reading) for p in pieces):
+            return self.model.g2p(text, self.language)
+        out = []
+        for piece in pieces:
+            if isinstance(piece, Reading):
+                out.append(reading_to_kokoro(piece, self.language))
+            elif piece.strip():
+                out.append(self.model.g2p(piece, self.language))
+        return " ".join(p.strip() for p in out if p.strip())
+
     def synthesize(self, text: str, speed: float = 1.0, seed: int | None = None,
-                   controls: object = None) -> AcousticOutput:
+                   controls: object = None,
+                   readings: Mapping[str, Reading] | None = None) -> AcousticOutput:
         """Speak one normalized sentence at ``speed`` (Kokoro's own duration scaling).
         ``seed`` is unused (the graph is deterministic); ``controls`` are not followed —
-        ``pitch_applied=False``, so a style's pitch, range and level are applied after."""
-        phonemes = self.model.g2p(text, self.language)
+        ``pitch_applied=False``, so a style's pitch, range and level are applied after.
+        ``readings``: pronunciation overrides of its words."""
+        phonemes = self.phonemes_with(text, readings)
         pieces = [self.model.infer(p, self.voice, speed)
                   for p in split_phonemes(phonemes, self.model.config.style_rows)]
         wav = np.concatenate(pieces) if pieces else np.zeros(0, np.float32)
         return AcousticOutput(wav=np.clip(wav, -1.0, 1.0), sample_rate=self.sample_rate,
                               phonemes=list(phonemes))
+
+
+def reading_to_kokoro(reading: Reading, language: str) -> str:
+    """One override in Kokoro's symbols: pinyin through misaki's pinyin → IPA (as its
+    Mandarin G2P spells a word), ARPAbet through espeak IPA and the misaki rewrite."""
+    if reading.lang == "zh":
+        from misaki.zh import ZHG2P
+
+        return "".join(ZHG2P.py2ipa(p) for p in reading.phones).replace(chr(815), "")
+    from cosyvoice.frontend.kokoro_g2p import espeak_to_misaki
+
+    accent = language if language in ("en-us", "en-gb") else "en-us"
+    return espeak_to_misaki(arpabet_to_ipa(reading.phones), accent)

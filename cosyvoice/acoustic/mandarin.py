@@ -21,7 +21,7 @@ input is one sentence the frontend has normalized and cut to at most MAX_CHUNK_C
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +33,7 @@ from cosyvoice.acoustic.fastspeech2 import FastSpeech2Mandarin, predicted_durati
 from cosyvoice.acoustic.zh_mel_bridge import MelBridge, ModelMelSpace
 from cosyvoice.audio.mel import MelConfig
 from cosyvoice.errors import TextError
+from cosyvoice.frontend.pronunciation import Reading
 from cosyvoice.frontend.zh_g2p import Syllable, ZhPhones, zh_to_phones
 
 logger = logging.getLogger(__name__)
@@ -136,12 +137,14 @@ class MandarinAcoustic:
         return self._bridges[key]
 
     # ---- frontend ---------------------------------------------------------------------
-    def g2p(self, sentence: str) -> ZhPhones:
-        """Phones of one normalized sentence (the frontend normalized it already)."""
+    def g2p(self, sentence: str, readings: Mapping[str, Reading] | None = None) -> ZhPhones:
+        """Phones of one normalized sentence (the frontend normalized it already);
+        ``readings``: pronunciation overrides of its words (spoken as given)."""
         if len(sentence) > MAX_CHUNK_CHARS:
             raise TextError(f"a Mandarin sentence of {len(sentence)} characters is over the "
                             f"model's {MAX_CHUNK_CHARS}; the frontend cuts longer ones")
-        return zh_to_phones(sentence, normalize=False, symbols=self.model.config.symbols)
+        return zh_to_phones(sentence, normalize=False, symbols=self.model.config.symbols,
+                            readings=readings)
 
     def phonemize(self, text: str) -> list[list[str]]:
         return [self.g2p(text).phones]
@@ -158,10 +161,10 @@ class MandarinAcoustic:
                               self.frame_seconds)
 
     def render(self, sentence: str, speed: float = 1.0, controls: ProsodyControls | None = None,
-               mel_config=None) -> MandarinRender:
+               mel_config=None, readings: Mapping[str, Reading] | None = None) -> MandarinRender:
         """One sentence → model outputs and the mel for ``mel_config`` (default: this
         backend's). No audio: the engine vocodes."""
-        zh = self.g2p(sentence)
+        zh = self.g2p(sentence, readings)
         if controls is not None and controls.phones is not None:
             zh = controls.phones(zh)
         return self.render_phones(zh, speed, controls, mel_config)
@@ -187,19 +190,33 @@ class MandarinAcoustic:
                               self.bridge(cfg)(model_mel), self.frame_seconds)
 
     def synthesize(self, text: str, speed: float = 1.0, seed: int | None = None,
-                   controls: ProsodyControls | None = None) -> AcousticOutput:
+                   controls: ProsodyControls | None = None,
+                   readings: Mapping[str, Reading] | None = None) -> AcousticOutput:
         """One normalized sentence at ``speed`` (0.5–2.0) → its mel; ``controls`` shape
         the prosody (emotion scalars, dialect tones) and may reshape the audio after the
-        vocoder (``controls.after``)."""
-        r = self.render(text, speed, controls)
+        vocoder (``controls.after``); ``readings``: pronunciation overrides."""
+        r = self.render(text, speed, controls, readings=readings)
         after = controls.after if controls is not None else None
         finish = None if after is None else (lambda wav: after(wav, self.sample_rate, r))
         return AcousticOutput(wav=None, sample_rate=self.sample_rate, phonemes=list(r.phones),
-                              mel=r.mel, finish=finish, pitch_applied=True)
+                              mel=r.mel, finish=finish, pitch_applied=True,
+                              marks=syllable_marks(r))
 
     def warm(self) -> None:
         """Run the network once (first-call allocations) without needing a vocoder."""
         self.model.synthesize_ids(self.g2p("你好。").ids)
+
+
+def syllable_marks(r: MandarinRender) -> list[tuple[float, float, str]]:
+    """Each syllable's ``(start_s, end_s, hanzi)`` from the phone durations the model used
+    (the vocoder-space mel keeps the model's time in seconds). A syllable lasts until the
+    next one starts — the model gives the break phones after a final (``#0``, ``#1``) much of
+    its sound — and the last one until the closing ``sil``."""
+    edges = np.concatenate([[0], np.cumsum(np.asarray(r.durations, dtype=np.int64))])
+    closing = len(r.phones) - 2 if r.phones[-2:] == ["sil", "eos"] else len(r.phones)
+    starts = [s.start for s in r.syllables] + [closing]
+    return [(float(edges[a] * r.frame_seconds), float(edges[max(a, b)] * r.frame_seconds),
+             s.hanzi) for s, a, b in zip(r.syllables, starts, starts[1:])]
 
 
 def substitute_tones(zh: ZhPhones, tone_map: dict[int, int], symbols) -> ZhPhones:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ import numpy as np
 from cosyvoice.acoustic.base import AcousticOutput
 from cosyvoice.assets import package_dir
 from cosyvoice.errors import ModelError
+from cosyvoice.frontend.pronunciation import Reading, arpabet_to_ipa, split_at_readings
 
 logger = logging.getLogger(__name__)
 
@@ -80,10 +82,29 @@ class PiperEnglish:
         with ESPEAK_LOCK:
             return self._voice.phonemize(text)
 
+    def phonemes_with(self, text: str, readings: Mapping[str, Reading] | None) -> list[list[str]]:
+        """:meth:`phonemize`, with each word that has a reading spoken from its ARPAbet
+        phones (as espeak IPA): the text is one sentence of phonemes then."""
+        pieces = split_at_readings(text, (readings or {}).values())
+        if not any(isinstance(p, Reading) for p in pieces):
+            return self.phonemize(text)
+        out: list[str] = []
+        for piece in pieces:
+            if isinstance(piece, Reading):
+                phones = list(arpabet_to_ipa(piece.phones))
+            else:
+                phones = [ph for s in self.phonemize(piece) for ph in s] if piece.strip() else []
+            if out and phones and out[-1] != " " and phones[0] != " ":
+                out.append(" ")
+            out.extend(phones)
+        return [out]
+
     def synthesize(self, text: str, speed: float = 1.0, seed: int | None = None,
-                   controls: object = None) -> AcousticOutput:
+                   controls: object = None,
+                   readings: Mapping[str, Reading] | None = None) -> AcousticOutput:
         """Speak ``text`` (normalized English) at ``speed`` (0.5–2.0). Piper has no
-        per-phone controls: ``controls`` is ignored (the style's pitch is applied after)."""
+        per-phone controls: ``controls`` is ignored (the style's pitch is applied after).
+        ``readings``: pronunciation overrides of its words (ARPAbet → espeak IPA ids)."""
         from piper.config import SynthesisConfig
 
         cfg = SynthesisConfig(length_scale=1.0 / max(speed, 1e-3), normalize_audio=False)
@@ -91,7 +112,7 @@ class PiperEnglish:
             cfg.noise_scale = 0.0
             cfg.noise_w_scale = 0.0
         pieces, phonemes = [], []
-        for sentence in self.phonemize(text):
+        for sentence in self.phonemes_with(text, readings):
             if not sentence:
                 continue
             ids = self._voice.phonemes_to_ids(sentence)

@@ -59,6 +59,11 @@ class ChunkJoiner:
     exactly the samples of the sentence pushed whole.** Otherwise the leading trim and the
     pieces let out early were judged against a quieter peak than the whole sentence's, and
     a little more of a quiet start or end stays.
+
+    Timings (the one place subtitles come from): ``emitted`` counts the samples returned so
+    far; per finished sentence, ``spans`` holds where its speech (first to last loud frame,
+    before any inline pause) lies in the joined output and ``origins`` where its sample 0
+    would lie, as sample indices.
     """
 
     def __init__(self, sr: int, fade_s: float = CROSSFADE_S, edge_s: float = SENTENCE_EDGE_S,
@@ -70,6 +75,10 @@ class ChunkJoiner:
         self._sentence = np.zeros(0, np.float32)  # the current sentence's samples so far
         self._begin: int | None = None  # its leading trim (None: not decided yet)
         self._done = 0  # how far its samples have gone out
+        self._origin: int | None = None  # where its sample 0 lies in the output
+        self.emitted = 0  # samples returned so far
+        self.spans: list[tuple[int, int]] = []
+        self.origins: list[int] = []
 
     def push(self, wav: np.ndarray, last: bool = False, pause_s: float = 0.0,
              breath: bool = False, start: bool = True, end: bool = True) -> np.ndarray:
@@ -82,7 +91,7 @@ class ChunkJoiner:
         """
         wav = np.asarray(wav, np.float32)
         if start:
-            self._sentence, self._begin, self._done = wav, None, 0
+            self._sentence, self._begin, self._done, self._origin = wav, None, 0, None
         else:
             self._sentence = np.concatenate([self._sentence, wav])
         rms = frame_rms(self._sentence, self.hop)
@@ -106,7 +115,7 @@ class ChunkJoiner:
             return np.zeros(0, np.float32)
         head, body = self._mix(self._sentence[self._done:until])
         self._done = until
-        return np.concatenate([*head, body])
+        return self._out([*head, body])
 
     def _finish(self, rms: np.ndarray, last: bool, pause_s: float,
                 breath: bool) -> np.ndarray:
@@ -116,23 +125,37 @@ class ChunkJoiner:
         stop = (min(len(self._sentence), (loud[-1] + 1) * self.hop + keep_end)
                 if len(loud) else len(self._sentence))
         body = self._sentence[self._done:max(self._done, stop)]
+        on, off = ((loud[0] * self.hop, min(len(self._sentence), (loud[-1] + 1) * self.hop))
+                   if len(loud) else (self._begin or 0, len(self._sentence)))
         if pause_s > 0 and not last:
             gap = int(round(max(0.0, pause_s - 2 * self.edge_s) * self.sr))
             body = np.concatenate([body, breath_noise(gap, self.sr) if breath
                                    else np.zeros(gap, np.float32)])
         head, body = self._mix(body)
+        origin = self._origin if self._origin is not None else 0
+        self.spans.append((origin + on, origin + off))
+        self.origins.append(origin)
         hold = 0 if last else min(self.fade, len(body))
         self._tail = body[len(body) - hold:] if not last else None
         self._sentence, self._done = np.zeros(0, np.float32), 0
-        return np.concatenate([*head, body[: len(body) - hold]])
+        return self._out([*head, body[: len(body) - hold]])
+
+    def _out(self, parts: list[np.ndarray]) -> np.ndarray:
+        joined = np.concatenate(parts) if parts else np.zeros(0, np.float32)
+        self.emitted += len(joined)
+        return joined
 
     def _mix(self, body: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
         """``(what goes before, the rest of body)``: the held tail cross-faded into body's
-        first samples, if a tail is waiting."""
-        if self._tail is None:
-            return [], body
+        first samples, if a tail is waiting. The sentence's first call places it in the
+        output (``_origin``): body starts at sample ``_done`` of the sentence."""
         tail, self._tail = self._tail, None
-        n = min(len(tail), len(body))
+        n = min(len(tail), len(body)) if tail is not None else 0
+        if self._origin is None:
+            held = len(tail) if tail is not None else 0
+            self._origin = self.emitted + held - n - self._done
+        if tail is None:
+            return [], body
         head = [tail[: len(tail) - n]]
         if n:
             theta = (np.arange(n, dtype=np.float64) + 0.5) * (np.pi / 2 / n)
@@ -142,11 +165,20 @@ class ChunkJoiner:
 
 
 def join_runs(pieces: list[np.ndarray], sr: int, pause_s: float = RUN_PAUSE_S,
-              edge_s: float = RUN_EDGE_S) -> np.ndarray:
+              edge_s: float = RUN_EDGE_S, origins: list | None = None) -> np.ndarray:
     """Join the language runs of one sentence: each run's silent edges are cut to
-    ``edge_s`` and a ``pause_s`` silence goes between runs (a short phrase break)."""
-    trimmed = [trim_edges(p, sr, edge_s) for p in pieces]
-    return join_chunks([t for t in trimmed if len(t)], sr, pause_s)
+    ``edge_s`` and a ``pause_s`` silence goes between runs (a short phrase break).
+    ``origins``: filled with, per piece, the sample of the joined audio where the piece's
+    sample 0 would lie (its timings' offset)."""
+    bounds = [trim_bounds(p, sr, edge_s) for p in pieces]
+    kept, pos, gap = [], 0, int(pause_s * sr)
+    for p, (lo, hi) in zip(pieces, bounds, strict=True):
+        if origins is not None:
+            origins.append(pos - lo)
+        if hi > lo:
+            kept.append(p[lo:hi])
+            pos += hi - lo + gap
+    return join_chunks(kept, sr, pause_s)
 
 
 def trim_hop(sr: int) -> int:
@@ -175,13 +207,32 @@ def trim_edges(wav: np.ndarray, sr: int, keep_s: float, floor_db: float = TRIM_F
     """Cut leading/trailing audio quieter than ``floor_db`` below the peak (10 ms frames),
     keeping ``keep_s`` before the first loud frame and ``keep_end_s`` (default the same)
     after the last."""
+    lo, hi = trim_bounds(wav, sr, keep_s, floor_db, keep_end_s)
+    return wav[lo:hi]
+
+
+def trim_bounds(wav: np.ndarray, sr: int, keep_s: float, floor_db: float = TRIM_FLOOR_DB,
+                keep_end_s: float | None = None) -> tuple[int, int]:
+    """The ``(start, end)`` samples :func:`trim_edges` keeps."""
     hop = trim_hop(sr)
     loud = loud_frames(frame_rms(wav, hop), floor_db)
     if not len(loud):
-        return wav
+        return 0, len(wav)
     keep = int(keep_s * sr)
     keep_end = keep if keep_end_s is None else int(keep_end_s * sr)
-    return wav[max(0, loud[0] * hop - keep): min(len(wav), (loud[-1] + 1) * hop + keep_end)]
+    return (max(0, int(loud[0]) * hop - keep),
+            min(len(wav), (int(loud[-1]) + 1) * hop + keep_end))
+
+
+def speech_bounds(wav: np.ndarray, sr: int, floor_db: float = TRIM_FLOOR_DB
+                  ) -> tuple[int, int]:
+    """``(start, end)`` samples of the first and last 10 ms frame louder than ``floor_db``
+    below the peak (:func:`trim_edges`' rule); the whole clip when none is."""
+    hop = trim_hop(sr)
+    loud = loud_frames(frame_rms(wav, hop), floor_db)
+    if not len(loud):
+        return 0, len(wav)
+    return int(loud[0]) * hop, min(len(wav), (int(loud[-1]) + 1) * hop)
 
 
 def breath_noise(n: int, sr: int) -> np.ndarray:

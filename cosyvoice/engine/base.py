@@ -124,13 +124,15 @@ class EngineChunk:
     A sentence may come in several chunks (pieces of it in order, passed on as they come);
     ``final`` marks its last. An engine with a token
     LLM reports, on a sentence's final chunk, the speech tokens it decoded for it and the
-    seconds that took (``/metrics``' tokens/s)."""
+    seconds that took (``/metrics``' tokens/s). ``marks``: ``(start_s, end_s, text)`` per
+    word or syllable in seconds of this chunk's ``wav``, where the engine knows them."""
 
     sentence: int
     wav: np.ndarray
     final: bool = True
     llm_tokens: int = 0
     llm_s: float = 0.0
+    marks: list[tuple[float, float, str]] = field(default_factory=list)
 
 
 @runtime_checkable

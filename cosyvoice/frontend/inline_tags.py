@@ -3,18 +3,24 @@
     Hello there. [pause:800ms] How are you?      a pause (ms or s; [pause] alone = 500 ms)
     Take a deep breath [breath] and go on.       a breathing pause (a soft breath noise)
     I said <strong>yes</strong>, not maybe.      emphasis: higher, wider pitch, louder, slower
+    这很{重要|zhong4 yao4}。 A {tomato|T AH0 M EY1 T OW2}.   a word's reading (pronunciation.py)
 
 Tags are parsed before the text is cleaned (cleaning drops other HTML/SSML-like markup).
 A malformed tag is an error with the tag quoted, never silently spoken or dropped:
-``[pause:abc]``, a pause outside 50 ms – 5 s, ``<strong>`` left open or closed twice.
+``[pause:abc]``, a pause outside 50 ms – 5 s, ``<strong>`` left open or closed twice, a
+brace without its pair or without ``word|reading`` inside, a reading that is not pinyin or
+ARPAbet. An override's word stays in the text (it is cleaned, split and normalized like
+any other word); its :class:`~cosyvoice.frontend.pronunciation.Reading` travels with the
+segment.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cosyvoice.errors import TextError
+from cosyvoice.frontend.pronunciation import Reading, parse_reading
 
 PAUSE_DEFAULT_S = 0.5
 PAUSE_RANGE_S = (0.05, 5.0)
@@ -23,7 +29,8 @@ EMPHASIS_TAGS = ("strong", "emphasis", "em")
 
 _TAG = re.compile(
     r"\[\s*(?P<kind>pause|breath)\s*(?::\s*(?P<arg>[^\]]*))?\]"
-    r"|<\s*(?P<close>/)?\s*(?P<emph>" + "|".join(EMPHASIS_TAGS) + r")\s*>",
+    r"|<\s*(?P<close>/)?\s*(?P<emph>" + "|".join(EMPHASIS_TAGS) + r")\s*>"
+    r"|\{(?P<override>[^{}]*)\}|(?P<stray>[{}])",
     re.IGNORECASE)
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s)?\s*$", re.IGNORECASE)
 
@@ -36,6 +43,7 @@ class Segment:
     emphasis: bool = False
     pause_after_s: float = 0.0
     breath_after: bool = False
+    readings: list[Reading] = field(default_factory=list)  # inline overrides in ``text``
 
 
 def _pause_seconds(arg: str | None, tag: str) -> float:
@@ -65,6 +73,11 @@ def parse_inline(text: str) -> list[Segment]:
         segments[-1].text += text[pos:m.start()]
         pos = m.end()
         tag = m.group(0)
+        if m.group("override") is not None or m.group("stray"):
+            reading = _override(m, text)
+            segments[-1].text += reading.word
+            segments[-1].readings.append(reading)
+            continue
         if m.group("kind"):
             kind = m.group("kind").lower()
             if len(segments) > 1 and not segments[-1].text.strip():
@@ -95,3 +108,20 @@ def parse_inline(text: str) -> list[Segment]:
             raise TextError(f"pauses in a row add up to {seg.pause_after_s:g} s; at most "
                             f"{max_pause:g} s / 连续停顿过长")
     return [s for s in segments if s.text.strip() or s.pause_after_s]
+
+
+def _override(m: re.Match, text: str) -> Reading:
+    """``{word|reading}`` → its checked Reading; a brace without its pair or a body
+    without a bar is an error quoting it."""
+    if m.group("stray"):
+        around = text[max(0, m.start() - 12): m.end() + 12]
+        raise TextError(f"a brace {m.group('stray')!r} without its pair near {around!r}: "
+                        "write a reading as {word|reading}, e.g. {重要|zhong4 yao4} or "
+                        "{tomato|T AH0 M EY1 T OW2} / 花括号不成对；读音写法如 {重要|zhong4 yao4}")
+    body = m.group("override")
+    if body.count("|") != 1 or not body.split("|")[0].strip():
+        raise TextError(f"cannot read the override {m.group(0)!r}: write {{word|reading}}, "
+                        "e.g. {重要|zhong4 yao4} or {tomato|T AH0 M EY1 T OW2} / "
+                        "读音写法如 {重要|zhong4 yao4}")
+    word, reading = body.split("|")
+    return parse_reading(word, reading)

@@ -19,7 +19,7 @@ Rules for what has no script of its own:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cosyvoice.frontend.en_normalize import normalize_en
 from cosyvoice.frontend.zh_normalize import _UNIT_RE, normalize_width, normalize_zh
@@ -40,10 +40,12 @@ PUNCTUATION_TO_ASCII = str.maketrans("。，！？；：、।॥", ".,!?;:,..")
 
 @dataclass
 class Run:
-    """A stretch of text in one language ("zh" or "en")."""
+    """A stretch of text in one language ("zh" or "en"); ``readings``: the pronunciation
+    overrides (inline or from the lexicon) of words in it, by lower-cased word."""
 
     lang: str
     text: str
+    readings: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 def _tokens(text: str) -> list[tuple[str, str]]:

@@ -18,6 +18,7 @@ from cosyvoice.frontend.en_normalize import normalize_en
 from cosyvoice.frontend.inline_tags import parse_inline
 from cosyvoice.frontend.languages import LANGUAGES, check_language_script
 from cosyvoice.frontend.mixed import Run, split_mixed
+from cosyvoice.frontend.pronunciation import Reading, readings_in
 from cosyvoice.frontend.sentences import split_sentences
 from cosyvoice.frontend.text_checks import check_length, check_script, check_speakable
 
@@ -49,13 +50,16 @@ class Sentence:
 
 
 def plan_text(text: str, max_chars: int, language: str | None = None,
-              voice: str = "") -> list[Sentence]:
+              voice: str = "", lexicon: Mapping[str, Reading] | None = None) -> list[Sentence]:
     """Sentences with their normalized language runs: English text as one run per sentence;
     Chinese and mixed text split into zh/en runs (digits and units by their neighbours).
     ``language``: the language of ``voice`` when it is one of
     :data:`~cosyvoice.frontend.languages.LANGUAGES` — its alphabetic text is read in that
     language (Japanese: all of it), Chinese runs stay Mandarin.
-    Raises :class:`TextError` for empty, over-long, unspeakable or unsupported text."""
+    ``lexicon``: the user lexicon's readings (word → Reading); each run carries the readings
+    of its words (inline overrides first, then the lexicon), for the engine's G2P.
+    Raises :class:`TextError` for empty, over-long, unspeakable or unsupported text, and for
+    an inline override whose word the normalized text no longer has."""
     segments = parse_inline(text or "")  # plain text: one segment, no pauses
     check_length(" ".join(seg.text for seg in segments), max_chars)
     cleaned = [clean_text(seg.text) for seg in segments]
@@ -83,8 +87,11 @@ def plan_text(text: str, max_chars: int, language: str | None = None,
     out: list[Sentence] = []
     closed = True  # whether the last sentence ended (punctuation or a pause)
     for seg, clean in zip(segments, cleaned, strict=True):
+        inline = {r.word.lower(): r for r in seg.readings}
         for j, s in enumerate(split_sentences(clean) if re.search(r"\w", seg.text) else []):
             runs = runs_of(s)
+            for run in runs:
+                run.readings = readings_in(run.text, run.lang, inline, lexicon or {})
             if not runs:
                 continue
             flags = [seg.emphasis] * len(runs)
@@ -101,7 +108,22 @@ def plan_text(text: str, max_chars: int, language: str | None = None,
             closed = True
     if not out:
         raise TextError("The text has no speakable words (only symbols or punctuation)")
+    _check_overrides_used(segments, out)
     return _short_first(out)
+
+
+def _check_overrides_used(segments, sentences: list[Sentence]) -> None:
+    """Every inline override must reach a run of its language (normalization may have
+    rewritten its word, e.g. ``{3D|…}`` → "three D"): never dropped silently."""
+    used = {id(r) for s in sentences for run in s.runs for r in run.readings.values()}
+    for seg in segments:
+        for r in seg.readings:
+            if id(r) not in used:
+                raise TextError(
+                    f"the override {r.written()!r} cannot be applied: its word is not read as "
+                    f"written {'Chinese' if r.lang == 'zh' else 'English'} here (numbers and "
+                    "abbreviations are normalized first); put the override on the spoken "
+                    f"words / 读音标注 {r.written()} 无法应用：请标注在实际朗读的文字上")
 
 
 def _check_script(text: str, voice: str) -> str:
@@ -146,9 +168,14 @@ def _short_first(sentences: list[Sentence]) -> list[Sentence]:
         head, rest = run.text[: m.end()].strip(), run.text[m.end():].strip()
         if len(re.findall(r"\w", head)) >= 2 and re.search(r"\w", rest):
             cut = raw_breaks[k].end() if k < len(raw_breaks) else len(first.text)
-            return [Sentence(first.text[:cut].strip() or head, [Run(run.lang, head)],
+            return [Sentence(first.text[:cut].strip() or head, [_sub_run(run, head)],
                              first.emphasis[:1]),
-                    Sentence(first.text[cut:].strip() or rest, [Run(run.lang, rest)],
+                    Sentence(first.text[cut:].strip() or rest, [_sub_run(run, rest)],
                              first.emphasis[:1], first.pause_after_s, first.breath_after),
                     *sentences[1:]]
     return sentences
+
+
+def _sub_run(run: Run, text: str) -> Run:
+    """A piece of ``run`` with the readings of the words it keeps."""
+    return Run(run.lang, text, readings_in(text, run.lang, run.readings))

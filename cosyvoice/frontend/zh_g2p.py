@@ -39,10 +39,12 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 from cosyvoice.errors import TextError
+from cosyvoice.frontend.pronunciation import Reading, split_at_readings
 from cosyvoice.frontend.zh_normalize import normalize_zh
 
 logger = logging.getLogger(__name__)
@@ -205,6 +207,7 @@ class _Syl:
     word: int  # index of its word in the phrase
     erhua: bool = False
     group: int = 0
+    fixed: bool = False  # given by a pronunciation override: no rule changes its tone
 
 
 @dataclass
@@ -274,18 +277,27 @@ def _in_context(pairs: list, i: int) -> str:
     return pos
 
 
-def _words(phrase: str) -> list[_Word]:
-    """Segment a hanzi run and give each character its lexical pinyin."""
-    words = []
-    pairs = _posseg().lcut(phrase)
-    for i, pair in enumerate(pairs):
-        w = _Word(pair.word, _in_context(pairs, i))
-        for ch, py in zip(pair.word, _lexical(pair.word, w.pos)):
-            if not py[-1:].isdigit():
-                logger.debug("no pinyin for %r; skipped", ch)
-                continue
-            w.syls.append(_Syl(ch, py[:-1], int(py[-1]), len(words)))
-        words.append(w)
+def _words(phrase: str, readings: Mapping[str, Reading] | None = None) -> list[_Word]:
+    """Segment a hanzi run and give each character its lexical pinyin. A word with a
+    reading (an override or the user lexicon) is one word spoken as given: the text
+    around it is segmented on its own, and no sandhi rule changes its tones."""
+    words: list[_Word] = []
+    for piece in split_at_readings(phrase, (readings or {}).values()):
+        if isinstance(piece, Reading):
+            w = _Word(piece.word, "x")
+            w.syls = [_Syl(ch, py[:-1], int(py[-1]), len(words), fixed=True)
+                      for ch, py in zip(piece.word, piece.phones)]
+            words.append(w)
+            continue
+        pairs = _posseg().lcut(piece)
+        for i, pair in enumerate(pairs):
+            w = _Word(pair.word, _in_context(pairs, i))
+            for ch, py in zip(pair.word, _lexical(pair.word, w.pos)):
+                if not py[-1:].isdigit():
+                    logger.debug("no pinyin for %r; skipped", ch)
+                    continue
+                w.syls.append(_Syl(ch, py[:-1], int(py[-1]), len(words)))
+            words.append(w)
     return words
 
 
@@ -305,7 +317,8 @@ def _erhua(words: list[_Word]) -> None:
         for i, s in enumerate(w.syls):
             final_char = i == len(w.syls) - 1
             if (s.hanzi == "儿" and final_char and prev is not None and not prev.erhua
-                    and prev.base != "er" and w.text not in _REAL_ER):
+                    and prev.base != "er" and w.text not in _REAL_ER
+                    and not (s.fixed or prev.fixed)):
                 prev.hanzi += "儿"
                 prev.erhua = True
                 continue
@@ -356,6 +369,8 @@ def _bu_tone(syls: list[_Syl], i: int, word: _Word) -> int:
 
 def _yi_bu(syls: list[_Syl], words: list[_Word]) -> None:
     for i, s in enumerate(syls):
+        if s.fixed:
+            continue
         if s.hanzi[0] == "一" and s.base == "yi":
             s.tone = _yi_tone(syls, i, words[s.word])
         elif s.hanzi[0] == "不" and s.base == "bu":
@@ -382,12 +397,13 @@ def _third_tone(syls: list[_Syl], parts: list[int], inside: bool) -> None:
     boundaries from left to right (so 3-3-3 as 1+1+1 or 2+1 → 2-2-3, as 1+2 → 3-2-3)."""
     bounds, off = [], 0
     for p in parts:
-        if inside and p == 2 and syls[off].tone == 3 and syls[off + 1].tone == 3:
+        if (inside and p == 2 and syls[off].tone == 3 and syls[off + 1].tone == 3
+                and not syls[off].fixed):
             syls[off].tone = 2
         off += p
         bounds.append(off)
     for b in bounds[:-1]:
-        if syls[b - 1].tone == 3 and syls[b].tone == 3:
+        if syls[b - 1].tone == 3 and syls[b].tone == 3 and not syls[b - 1].fixed:
             syls[b - 1].tone = 2
 
 
@@ -417,9 +433,9 @@ def _group(words: list[_Word]) -> list[list[_Word]]:
     return merged
 
 
-def _phrase(text: str) -> list[list[_Syl]]:
+def _phrase(text: str, readings: Mapping[str, Reading] | None = None) -> list[list[_Syl]]:
     """One hanzi run → its prosodic words, each a list of syllables with final tones."""
-    words = _words(text)
+    words = _words(text, readings)
     _erhua(words)
     syls = [s for w in words for s in w.syls]
     _yi_bu(syls, words)
@@ -446,8 +462,10 @@ def _emit(s: _Syl, phones: list[str]) -> Syllable | None:
 
 
 def zh_to_phones(text: str, normalize: bool = True,
-                 symbols: list[str] | tuple[str, ...] | None = None) -> ZhPhones:
-    """Chinese text → Baker phones and ids (``sil … sil eos``); see the module docstring."""
+                 symbols: list[str] | tuple[str, ...] | None = None,
+                 readings: Mapping[str, Reading] | None = None) -> ZhPhones:
+    """Chinese text → Baker phones and ids (``sil … sil eos``); see the module docstring.
+    ``readings``: pronunciation overrides (word → :class:`Reading`) spoken as given."""
     norm = normalize_zh(text) if normalize else text
     phones, syllables = ["sil"], []
     pending = "#1"
@@ -455,7 +473,7 @@ def zh_to_phones(text: str, normalize: bool = True,
         if token in _PUNCT_BREAKS:
             pending = "#3"
             continue
-        for group in _phrase(token):
+        for group in _phrase(token, readings):
             brk = pending
             for s in group:
                 mark = len(phones)

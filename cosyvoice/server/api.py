@@ -8,6 +8,7 @@ with ``Retry-After`` when the server is busy or draining.
 from __future__ import annotations
 
 import asyncio
+import base64
 import logging
 import re
 import tempfile
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from fastapi import APIRouter, Request
-from fastapi.responses import Response, StreamingResponse
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
@@ -76,6 +77,9 @@ class TtsBody(BaseModel):
     strength: float = Field(1.0, ge=0.0, le=1.0, description="cloning similarity strength")
     format: Literal["wav", "pcm16", "flac", "mp3", "opus"] = "wav"
     stream: bool = Field(False, description="send audio chunk by chunk as it is synthesized")
+    timestamps: bool = Field(False, description="answer JSON: the audio (base64, in `format`) "
+                             "with sentence cues (start/end seconds, text) and SRT/WebVTT "
+                             "subtitles; not with `stream`")
 
 
 class SpeechBody(BaseModel):
@@ -169,7 +173,7 @@ class Api:
                 task.add_done_callback(lambda t: t.cancelled() or t.exception())
                 raise tracker.draining_error()
 
-    def full(self, req: SynthesisRequest, fmt: str) -> Response:
+    def full(self, req: SynthesisRequest, fmt: str, timestamps: bool = False) -> Response:
         with self.gate.slot():
             result = self.synth.synthesize(req)
         data = encode(result.wav, result.sample_rate, fmt)
@@ -178,6 +182,8 @@ class Api:
                    "X-Output-File": result.path.name}
         if result.notes:
             headers["X-CosyVoice-Notes"] = notes_header(result.notes)
+        if timestamps:
+            return JSONResponse(timed_body(result, data, fmt), headers=headers)
         return Response(data, media_type=media_type(fmt, result.sample_rate), headers=headers)
 
     def streaming(self, req: SynthesisRequest, fmt: str) -> StreamingResponse:
@@ -281,6 +287,20 @@ def model_engine(synth: Synthesizer, model: str | None) -> str | None:
     return None
 
 
+def timed_body(result, data: bytes, fmt: str) -> dict:
+    """``timestamps: true``: the encoded audio as base64 with its sentence cues, their SRT
+    and WebVTT forms, and word/syllable cues where the engine knows durations."""
+    from cosyvoice.subtitles import to_srt, to_vtt
+
+    return {"audio": base64.b64encode(data).decode("ascii"), "format": fmt,
+            "sample_rate": result.sample_rate, "duration_s": round(result.duration_s, 3),
+            "cues": [{"start": round(c.start_s, 3), "end": round(c.end_s, 3), "text": c.text}
+                     for c in result.cues],
+            "words": [{"start": round(c.start_s, 3), "end": round(c.end_s, 3), "text": c.text}
+                      for c in result.word_cues],
+            "srt": to_srt(result.cues), "vtt": to_vtt(result.cues), "notes": result.notes}
+
+
 def tts_schema(synth: Synthesizer) -> dict:
     """TtsBody's JSON schema with ``mode`` limited to the engine's modes."""
     schema = TtsBody.model_json_schema()
@@ -308,11 +328,14 @@ def api_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
         req = _request(body, prompt)
         fmt = check_format(body.format)
         try:
+            if body.stream and body.timestamps:
+                raise TextError("timestamps come with a whole response: leave out stream, or "
+                                "read each chunk's timing as it arrives / 时间戳不能与流式同用")
             heard = await auto_transcript(api, req)
             if body.stream:
                 response = await run_in_threadpool(api.streaming, req, fmt)
             else:
-                response = await api.until_drain_deadline(api.full, req, fmt)
+                response = await api.until_drain_deadline(api.full, req, fmt, body.timestamps)
             return transcript_header(response, heard)
         finally:
             # Streaming too: the prompt is read before the first chunk is sent.

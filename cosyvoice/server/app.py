@@ -28,6 +28,7 @@ from cosyvoice.server.errors import (
 from cosyvoice.server.gate import SynthesisGate
 from cosyvoice.server.health import AppState, health_router
 from cosyvoice.server.jobs_api import jobs_router
+from cosyvoice.server.lexicon_api import lexicon_router
 from cosyvoice.server.metrics import build_registry, gradio_queue_depth, metrics_router
 from cosyvoice.server.models_api import models_router
 from cosyvoice.server.transcribe_api import transcribe_router
@@ -63,6 +64,7 @@ def create_app(manager: ModelManager, synth: Synthesizer, state: AppState) -> Fa
     admin = AdminActions(manager, state, settings)
     app.include_router(admin_router(admin))
     app.include_router(voices_router(synth, gate))
+    app.include_router(lexicon_router(synth.lexicon))
     app.include_router(transcribe_router(synth, gate))
     app.include_router(models_router(admin))
     demo = build_ui(synth, gate, admin, jobs=runner)

@@ -13,9 +13,7 @@ import logging
 import random
 import re
 import shutil
-import threading
 import time
-from collections import OrderedDict
 from contextlib import nullcontext
 
 import gradio as gr
@@ -33,6 +31,9 @@ from cosyvoice.server.texts import bilingual, t
 from cosyvoice.server.ui_dialogue import build_dialogue_tab
 from cosyvoice.server.ui_history import history_table, remember, show_result
 from cosyvoice.server.ui_jobs import build_jobs_tab
+from cosyvoice.server.ui_lexicon import build_lexicon_tab
+from cosyvoice.server.ui_status import failed_status, user_error, working_status
+from cosyvoice.server.ui_subtitles import attach_subtitles
 from cosyvoice.server.ui_transcribe import TranscribeControls
 from cosyvoice.voice.blend import is_blend_spec
 from cosyvoice.voice.store import save_from_blend, save_from_prompt
@@ -57,53 +58,6 @@ def _voice_choices(synth: Synthesizer, lang: str = "en") -> list[tuple[str, str]
     each call)."""
     saved = [(f"{name} · {t('saved_label', lang)}", name) for name in synth.saved_voice_names()]
     return [(label, key) for key, label in synth.capabilities.voices.items()] + saved
-
-
-class SessionFailures:
-    """The latest failure message of each browser session (bounded), so that the status
-    line can show it: a raised gr.Error updates no output by itself."""
-
-    def __init__(self, size: int = 512) -> None:
-        self._messages: OrderedDict[str, str] = OrderedDict()
-        self._size = size
-        self._lock = threading.Lock()
-
-    def note(self, request: gr.Request | None, message: str) -> None:
-        key = getattr(request, "session_hash", None)
-        if key:
-            with self._lock:
-                self._messages[key] = message
-                self._messages.move_to_end(key)
-                while len(self._messages) > self._size:
-                    self._messages.popitem(last=False)
-
-    def pop(self, request: gr.Request | None) -> str | None:
-        with self._lock:
-            return self._messages.pop(getattr(request, "session_hash", None) or "", None)
-
-
-FAILURES = SessionFailures()
-
-
-def user_error(message: str, where: str, request: gr.Request | None = None) -> gr.Error:
-    """A user's mistake for the UI: one INFO line in the log, no traceback (Gradio prints
-    one for every gr.Error unless told not to); faults keep theirs. Remembered for the
-    session's status line."""
-    logger.info("%s refused: %s", where, message)
-    FAILURES.note(request, message)
-    return gr.Error(message, print_exception=False)
-
-
-def working_status(lang: str | None = None):
-    """First step of a Generate click: the status says the click was taken, and the
-    previous result is cleared, so nothing stale stays on screen if this one fails."""
-    return t("working", lang or "en"), None
-
-
-def failed_status(lang: str | None = None, request: gr.Request = None) -> str:
-    """After a failed generation: the status line shows why."""
-    message = FAILURES.pop(request) or t("failed_unknown", lang or "en")
-    return t("failed", lang or "en").format(message=message)
 
 
 def _parse_seed(seed) -> int | None:
@@ -298,7 +252,9 @@ def build_ui(synth: Synthesizer, gate: SynthesisGate | None = None,
                     c.inputs(synth, settings.max_text_chars)
                 with gr.Column(scale=2):
                     c.outputs()
+                    attach_subtitles(c.output, settings.outputs_dir)
         c.wire(synth, gate)
+        build_lexicon_tab(synth)
         c.transcribe.wire(c, synth, gate)
         demo.load(c.on_engine_voices, [c.ui_lang, c.engine], c.voice,
                   api_name=False, queue=False)  # saved voices, as of this page load

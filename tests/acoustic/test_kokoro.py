@@ -220,3 +220,19 @@ def test_a_blend_speaks_between_its_voices(model):
     for parent in (alone, other):
         assert mixed.size != parent.size or not np.allclose(mixed, parent, atol=1e-3)
     assert speech(model.speaker("af_bella:1+am_adam:1").synthesize(EN))[1] > 0.02
+
+
+def test_a_reading_reaches_kokoros_phonemes(model):
+    from cosyvoice.frontend.pronunciation import parse_reading
+
+    zh = model.speaker("zf_xiaobei", "zh")
+    plain = zh.phonemes_with("这很重要。")
+    forced = zh.phonemes_with("这很重要。", {"重要": parse_reading("重要", "chong2 yao4")})
+    assert "ꭧʊ↘ŋ" in plain and "ꭧʰʊ↗ŋ" in forced and "ꭧʊ↘ŋ" not in forced
+    en = model.speaker("af_heart", "en")
+    said = en.phonemes_with("A tomato, please.",
+                            {"tomato": parse_reading("tomato", "T AH0 M AA1 T OW2")})
+    assert "təmˈɑtˌO" in said and said.endswith("plˈiz.")
+    model.ids(said)  # every symbol is in Kokoro's vocabulary
+    assert len(zh.synthesize("这很重要。", readings={"重要": parse_reading(
+        "重要", "chong2 yao4")}).wav) > 0

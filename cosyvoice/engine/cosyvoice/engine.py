@@ -62,12 +62,13 @@ def model_spec(version: int, model_dir: str) -> ModelSpec:
                      required=False, location=location)
 
 
-def spoken_text(sentence: Sentence) -> str:
+def spoken_text(sentence: Sentence, phone_tokens: Callable[[Any], str] | None = None) -> str:
     """The sentence as our frontend normalized it: its language runs joined (a space only
-    between two Latin-script runs)."""
+    between two Latin-script runs). ``phone_tokens(run)``: the run's text with its
+    pronunciation overrides written as the model's phone tokens (CosyVoice3)."""
     out = ""
     for run in sentence.runs:
-        text = run.text.strip()
+        text = (phone_tokens(run) if phone_tokens and run.readings else run.text).strip()
         if out and text and (out[-1].isascii() and text[0].isascii()):
             out += " "
         out += text
@@ -129,6 +130,7 @@ class CosyVoiceEngine:
         synth = self.manager.get(self.model)  # a folder that fails to load: 503 now
         inputs = self._inputs(synth, request)  # checks the request before any chunk
         stream = request.stream and request.speed == 1.0
+        phones = self._phone_tokens(request)
 
         def chunks() -> Iterator[EngineChunk]:
             from cosyvoice.runtime.synthesis import DecodeStats
@@ -136,7 +138,7 @@ class CosyVoiceEngine:
             for i, sentence in enumerate(request.sentences):
                 stats = DecodeStats()
                 with torch.inference_mode(), input_errors():
-                    hops = synth.tts(inputs(spoken_text(sentence)), stream=stream,
+                    hops = synth.tts(inputs(spoken_text(sentence, phones)), stream=stream,
                                      speed=request.speed, seed=request.seed, stats=stats)
                 last = np.zeros(0, np.float32)  # streamed: an empty end marker
                 with input_errors():  # the runtime's own generator runs in inference mode
@@ -149,6 +151,33 @@ class CosyVoiceEngine:
                                   llm_s=stats.llm_s)
 
         return chunks()
+
+    def _phone_tokens(self, req: EngineRequest) -> Callable[[Any], str] | None:
+        """How pronunciation overrides reach the model: CosyVoice3 reads ARPAbet and pinyin
+        phone tokens inline (``[T][AH0]``, ``[zh][òng]``); CosyVoice2 has none, so its
+        overrides are noted as not applied (never dropped silently)."""
+        readings = {r.written(): r for s in req.sentences for run in s.runs
+                    for r in run.readings.values()}
+        if not readings:
+            return None
+        words = ", ".join(readings)
+        if self.version != 3:
+            req.notes.append(f"pronunciation overrides are not supported by CosyVoice2 and "
+                             f"were not applied: {words} / CosyVoice2 不支持读音标注，未应用")
+            return None
+        from cosyvoice.frontend.pronunciation import with_phone_tokens
+        from cosyvoice.runtime.text_tokens import COSYVOICE3_SPECIALS
+
+        def tokens(run) -> str:
+            text, skipped = with_phone_tokens(run.text, run.readings, COSYVOICE3_SPECIALS)
+            for r in skipped:
+                note = (f"CosyVoice3 has no phone tokens for {r.written()}; the word is read "
+                        f"as written / CosyVoice3 无法表示该读音，按原文朗读")
+                if note not in req.notes:
+                    req.notes.append(note)
+            return text
+
+        return tokens
 
     def _inputs(self, synth: Any, req: EngineRequest) -> Callable[[str], dict]:
         """text → the runtime's inputs for the request's mode. A prompt's speech tokens, mel

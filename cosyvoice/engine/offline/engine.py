@@ -267,16 +267,18 @@ class OfflineEngine:
         adapter = self._adapter() if clone is not None or not kokoro else None
         for i, sentence in enumerate(req.sentences):
             names = [KOKORO if kokoro else BACKENDS[r.lang] for r in sentence.runs]
-            pieces = []
+            pieces, run_marks = [], []
             for run, name, emphasis in zip(sentence.runs, names, sentence.flags(), strict=True):
                 speed = plan.speed
                 if emphasis:
                     speed = min(max(speed * EMPHASIS_RATE, SPEED_RANGE[0]), SPEED_RANGE[1])
                 seed = None if req.seed is None else int(req.seed) + i
                 spoken = clone[run.lang][0] if clone is not None else plan.kokoro_voice
+                run_marks.append([])
                 wav, sr, pitch_done = self._speak(
                     name, run_parts(run, self.capabilities.part_chars), speed, seed,
-                    plan.style, (spoken, run.lang) if kokoro else None)
+                    plan.style, (spoken, run.lang) if kokoro else None, run.readings,
+                    run_marks[-1])
                 # at the output rate before the style's gain and limiter: resampling after
                 # them would overshoot the limit (Kokoro speaks at 24 kHz)
                 wav, sr = resample(wav, sr, sr_out), sr_out
@@ -297,16 +299,24 @@ class OfflineEngine:
                 if emphasis:
                     wav = EMPHASIS.post(wav, sr)
                 pieces.append(resample(wav, sr, sr_out))  # a no-op unless the adapter changed it
-            wav = join_runs(pieces, sr_out) if len(pieces) > 1 else pieces[0]
-            yield EngineChunk(i, wav)
+            origins: list[int] = []
+            wav = join_runs(pieces, sr_out, origins=origins) if len(pieces) > 1 else pieces[0]
+            # the adapter, styles and resampling keep time: a mark moves with its run
+            marks = [(a + o / sr_out, b + o / sr_out, w)
+                     for o, ms in zip(origins or [0], run_marks, strict=True) for a, b, w in ms]
+            yield EngineChunk(i, wav, marks=marks)
 
     def _speak(self, name: str, parts: list[str] | tuple[str, ...], speed: float,
                seed: int | None, style: Style | None,
-               kokoro: tuple[str, str] | None = None) -> tuple[np.ndarray, int, bool]:
+               kokoro: tuple[str, str] | None = None,
+               readings: dict | None = None,
+               marks: list | None = None) -> tuple[np.ndarray, int, bool]:
         """One run through backend ``name``, part by part: ``(wav, rate, pitch applied)``.
         The style's acoustic controls (and its dialect's tones) go to every backend; one
         without per-phone controls ignores them and says so. ``kokoro``: (voice, run
-        language) when ``name`` is the Kokoro model."""
+        language) when ``name`` is the Kokoro model. ``readings``: the run's pronunciation
+        overrides (every backend of this engine applies them in its G2P). ``marks``: gets
+        the backend's syllable/word timings (seconds of the run's audio), where it has any."""
         acoustic = self.manager.get(name)
         if kokoro is not None:
             acoustic = acoustic.speaker(*kokoro)
@@ -319,7 +329,11 @@ class OfflineEngine:
                 controls = rendering_controls(style.dialect, controls)
         pieces, sr, pitch_done = [], int(acoustic.sample_rate), False
         for part in parts:
-            out = acoustic.synthesize(part, speed=speed, seed=seed, controls=controls)
+            extra = {"readings": readings} if readings else {}
+            out = acoustic.synthesize(part, speed=speed, seed=seed, controls=controls, **extra)
+            if marks is not None:
+                offset = sum(len(p) for p in pieces) / int(out.sample_rate)
+                marks.extend((a + offset, b + offset, w) for a, b, w in out.marks)
             pieces.append(to_audio(out, self._vocode))
             sr, pitch_done = int(out.sample_rate), out.pitch_applied
         return np.concatenate(pieces), sr, pitch_done

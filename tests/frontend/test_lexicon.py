@@ -1,0 +1,68 @@
+"""The user lexicon file: checked writes, atomic replace, reads that follow edits."""
+
+import json
+import threading
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from cosyvoice.errors import NotFoundError, TextError
+from cosyvoice.frontend.lexicon import Lexicon
+from cosyvoice.frontend.plan import plan_text
+from cosyvoice.server.errors import install_error_handlers
+from cosyvoice.server.lexicon_api import lexicon_router
+
+
+def test_put_delete_and_the_file(tmp_path):
+    lex = Lexicon(tmp_path / "lexicon.json")
+    assert lex.readings() == {}
+    lex.put("朝阳", "cháo yáng")
+    lex.put("Nguyen", "W IH1 N")
+    assert json.loads((tmp_path / "lexicon.json").read_text("utf-8")) == {
+        "zh": {"朝阳": "chao2 yang2"}, "en": {"Nguyen": "W IH1 N"}}
+    [s] = plan_text("朝阳公园。", 100, lexicon=lex.readings())
+    assert s.runs[0].readings["朝阳"].phones == ("chao2", "yang2")
+    lex.delete("nguyen")
+    assert list(lex.readings()) == ["朝阳"]
+    with pytest.raises(NotFoundError):
+        lex.delete("Nguyen")
+
+
+def test_a_bad_entry_writes_nothing_and_quotes_it(tmp_path):
+    lex = Lexicon(tmp_path / "lexicon.json")
+    lex.put("重要", "zhong4 yao4")
+    with pytest.raises(TextError, match=r"\{长大\|zhang da4\}"):
+        lex.replace({"zh": {"朝阳": "chao2 yang2", "长大": "zhang da4"}})
+    assert lex.to_dict() == {"zh": {"重要": "zhong4 yao4"}, "en": {}}
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_concurrent_writers_lose_no_entry(tmp_path):
+    lex = Lexicon(tmp_path / "lexicon.json")
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
+    threads = [threading.Thread(target=Lexicon(lex.path).put, args=(w, "AE1 B"))
+               for w in words]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert sorted(lex.readings()) == words
+
+
+def test_rest_routes(tmp_path):
+    app = FastAPI()
+    install_error_handlers(app)
+    app.include_router(lexicon_router(Lexicon(tmp_path / "lexicon.json")))
+    client = TestClient(app)
+    r = client.post("/api/v1/lexicon", json={"word": "tomato", "reading": "T AH0 M AA1 T OW2"})
+    assert r.status_code == 201 and r.json()["lang"] == "en"
+    r = client.put("/api/v1/lexicon", json={"zh": {"行": "hang2"}, "en": {}})
+    assert r.status_code == 200 and r.json()["entries"] == [
+        {"word": "行", "reading": "hang2", "lang": "zh"}]
+    r = client.post("/api/v1/lexicon", json={"word": "行", "reading": "hang"})
+    assert r.status_code == 422 and "{行|hang}" in r.json()["error"]["message"]
+    assert client.get("/api/v1/lexicon").json()["zh"] == {"行": "hang2"}
+    assert client.delete("/api/v1/lexicon/行").status_code == 200
+    assert client.delete("/api/v1/lexicon/行").status_code == 404
+    assert client.put("/api/v1/lexicon", content=b"{").status_code == 400
