@@ -152,6 +152,16 @@ class Api:
         return path
 
     # ---- synthesis ----------------------------------------------------------------------
+    # The routes call these two; a subclass runs the same requests elsewhere (the Ray Serve
+    # ingress sends them to a synthesis replica: cosyvoice/serving/ingress.py).
+    async def run_full(self, req: SynthesisRequest, fmt: str) -> Response:
+        """The whole audio in ``fmt`` (see :meth:`full`), in a worker thread."""
+        return await self.until_drain_deadline(self.full, req, fmt)
+
+    async def run_stream(self, req: SynthesisRequest, fmt: str) -> Response:
+        """Chunked audio (see :meth:`streaming`)."""
+        return await run_in_threadpool(self.streaming, req, fmt)
+
     async def until_drain_deadline(self, fn, *args) -> Response:
         """``fn(*args)`` in a worker thread; if the drain deadline passes first, answer a
         retryable 503 then (the process is about to exit, and the work with it) rather
@@ -281,8 +291,9 @@ def tts_schema(synth: Synthesizer) -> dict:
     return schema
 
 
-def api_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
-    api = Api(synth, gate)
+def api_router(synth: Synthesizer, gate: SynthesisGate, api: Api | None = None) -> APIRouter:
+    """The REST and OpenAI routes; ``api`` runs their syntheses (default: in this process)."""
+    api = api or Api(synth, gate)
     router = APIRouter()
 
     @router.post("/api/v1/tts", tags=["tts"], response_class=Response,
@@ -299,8 +310,8 @@ def api_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
         fmt = check_format(body.format)
         try:
             if body.stream:
-                return await run_in_threadpool(api.streaming, req, fmt)
-            return await api.until_drain_deadline(api.full, req, fmt)
+                return await api.run_stream(req, fmt)
+            return await api.run_full(req, fmt)
         finally:
             # Streaming too: the prompt is read before the first chunk is sent.
             if prompt is not None:
@@ -325,7 +336,7 @@ def api_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
         req = SynthesisRequest(text=body.input, voice=voice, speed=body.speed,
                                mode="instruct" if instruction else "preset",
                                instruction=instruction, engine=engine)
-        return await api.until_drain_deadline(api.full, req, fmt)
+        return await api.run_full(req, fmt)
 
     @router.get("/v1/models", tags=["openai"])
     def models() -> dict:
