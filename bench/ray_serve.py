@@ -36,6 +36,7 @@ TEXTS = ["The quick brown fox jumps over the lazy dog.",
          "Ray Serve spreads these requests over the synthesis replicas.",
          "Each replica holds its own models and answers on its own."]
 RETRYABLE = {429, 502, 503, 504}
+TOKEN: list[str] = []  # Ray's auth token, read once
 
 
 @dataclass
@@ -106,8 +107,13 @@ def summary(name: str, tally: Tally, wall: float, **extra) -> dict:
 
 
 # ---- cluster and deployment -------------------------------------------------------------
+# Ray's token authentication on (the token in ~/.ray/auth_token, made if missing): the CLI
+# and the dashboard's REST API need it.
+RAY_ENV = {"PYTHONPATH": str(ROOT), "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token"}
+
+
 def run(*cmd: str, check: bool = True) -> str:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "RAY_USAGE_STATS_ENABLED": "0"}
+    env = {**os.environ, **RAY_ENV}
     p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     if check and p.returncode:
         raise RuntimeError(f"{' '.join(cmd)} failed: {p.stderr[-2000:]}")
@@ -129,8 +135,11 @@ def deploy(workdir: Path, replicas: int, reload: int) -> None:
 
 def synthesis_replicas() -> dict[str, int]:
     """The Synthesis deployment's replica states (Serve's REST API)."""
+    token = run(str(BIN / "ray"), "get-auth-token").strip() if not TOKEN else TOKEN[0]
+    TOKEN[:] = [token]
     try:
-        apps = httpx.get(DASHBOARD + "/api/serve/applications/", timeout=10).json()
+        apps = httpx.get(DASHBOARD + "/api/serve/applications/", timeout=10,
+                         headers={"Authorization": f"Bearer {token}"}).json()
         dep = apps["applications"]["cosyvoice"]["deployments"]["Synthesis"]
     except (httpx.HTTPError, KeyError, ValueError):
         return {}
@@ -151,6 +160,26 @@ def wait_running(n: int, timeout: float = 600) -> float:
 def replica_pids() -> dict[str, int]:
     r = httpx.get(URL + "/admin/models", timeout=60).json()
     return {rep["replica"]: rep["pid"] for rep in r["replicas"]}
+
+
+def replica_cpu_s() -> float:
+    """CPU seconds (user + system) the synthesis replicas' processes have used so far."""
+    total = 0.0
+    for pid in replica_pids().values():
+        fields_ = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += (int(fields_[11]) + int(fields_[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def throughput(name: str, seconds: float, clients: int) -> dict:
+    """Requests per second and audio seconds per second; the replicas' CPU seconds per
+    request (less noisy than wall time on a shared machine)."""
+    cpu0 = replica_cpu_s()
+    tally, wall, _ = load(seconds, clients)
+    cpu = replica_cpu_s() - cpu0
+    ok = sum(1 for r in tally.rows if r[1] == 200)
+    return summary(name, tally, wall, replica_cpu_s=round(cpu, 1),
+                   replica_cpu_s_per_request=round(cpu / max(ok, 1), 3))
 
 
 # ---- phases -------------------------------------------------------------------------------
@@ -195,8 +224,11 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=40.0, help="length of each load phase")
     ap.add_argument("--clients", type=int, default=4)
     ap.add_argument("--cpus", type=int, default=2, help="CPUs of the local cluster")
+    ap.add_argument("--throughput-only", action="store_true", help="skip the fault and "
+                    "reload phases")
     args = ap.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="ray-bench-"))
+    run(str(BIN / "ray"), "get-auth-token", "--generate")
     run(str(BIN / "ray"), "start", "--head", "--num-cpus", str(args.cpus),
         "--disable-usage-stats")
     cpu0 = os.times()
@@ -206,14 +238,15 @@ def main() -> int:
         print(json.dumps({"phase": "deploy, 1 replica", "ready_s": round(wait_running(1)
                                                                           + time.time() - t0, 1)}))
         load(5, 1)  # warm-up
-        summary("throughput, 1 replica", *load(args.seconds, args.clients)[:2])
+        throughput("throughput, 1 replica", args.seconds, args.clients)
         t0 = time.time()
         deploy(workdir, 2, reload=0)
         wait_running(2)
         print(json.dumps({"phase": "scale 1 -> 2 replicas", "ready_s": round(time.time() - t0, 1)}))
-        summary("throughput, 2 replicas", *load(args.seconds, args.clients)[:2])
-        fault(args.seconds, args.clients)
-        rolling_reload(workdir, args.seconds, args.clients)
+        throughput("throughput, 2 replicas", args.seconds, args.clients)
+        if not args.throughput_only:
+            fault(args.seconds, args.clients)
+            rolling_reload(workdir, args.seconds, args.clients)
     finally:
         run(str(BIN / "serve"), "shutdown", "-y", check=False)
         run(str(BIN / "ray"), "stop", check=False)

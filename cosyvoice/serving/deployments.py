@@ -14,6 +14,7 @@ differ. A serve.yaml ``deployments:`` entry overrides any of these, as Serve doc
 
 from __future__ import annotations
 
+import logging
 import shlex
 from dataclasses import dataclass, fields
 
@@ -85,7 +86,22 @@ class RayOptions:
                   health_check_timeout_s=HEALTH_CHECK_TIMEOUT_S,
                   graceful_shutdown_timeout_s=GRACEFUL_SHUTDOWN_S)
 class Synthesis(SynthesisReplica):
-    """A replica with the models (see :class:`SynthesisReplica`)."""
+    """A replica with the models (see :class:`SynthesisReplica`); the app's log lines go
+    to the replica's Serve log (``logs/serve/replica_<app>_Synthesis_<id>.log``)."""
+
+    def __init__(self, app_args: list[str], max_rss_mb: float = 0.0) -> None:
+        use_serve_logging()
+        super().__init__(app_args, max_rss_mb)
+
+
+def use_serve_logging() -> None:
+    """Send the ``cosyvoice`` loggers' INFO lines to Serve's replica log handlers (Serve
+    configures only its own ``ray.serve`` logger)."""
+    ours = logging.getLogger("cosyvoice")
+    ours.setLevel(logging.INFO)
+    for handler in logging.getLogger("ray.serve").handlers:
+        if handler not in ours.handlers:
+            ours.addHandler(handler)
 
 
 @serve.deployment(name="Ingress", ray_actor_options={"num_cpus": 0},
