@@ -219,7 +219,10 @@ ray_deploy() {
     "$PY" -m pip install -q -r requirements-ray.txt
     rm -f "$VENV"/.ray-installed-*; touch "$stamp"
   fi
-  export PYTHONPATH="$HERE${PYTHONPATH:+:$PYTHONPATH}" RAY_USAGE_STATS_ENABLED=0
+  # Ray's token authentication (the token in ~/.ray/auth_token; copy it to worker nodes).
+  export PYTHONPATH="$HERE${PYTHONPATH:+:$PYTHONPATH}" RAY_USAGE_STATS_ENABLED=0 \
+    RAY_AUTH_MODE="${RAY_AUTH_MODE:-token}"
+  [ "$RAY_AUTH_MODE" != token ] || "$VENV/bin/ray" get-auth-token --generate >/dev/null
   if ! "$VENV/bin/ray" status >/dev/null 2>&1; then
     log "starting a local Ray head node (${RAY_NUM_CPUS:-all} CPUs, ${RAY_NUM_GPUS:-all} GPUs)"
     "$VENV/bin/ray" start --head --disable-usage-stats --metrics-export-port 8080 \
@@ -246,6 +249,7 @@ PYEOF
 
 ray_stop() {
   [ -x "$VENV/bin/ray" ] || { log "Ray is not installed"; return 0; }
+  export RAY_AUTH_MODE="${RAY_AUTH_MODE:-token}"
   "$VENV/bin/serve" shutdown -y >/dev/null 2>&1 || true
   "$VENV/bin/ray" stop >/dev/null && log "Ray stopped"
 }
