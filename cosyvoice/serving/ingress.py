@@ -91,8 +91,14 @@ class RemoteApi(Api):
             head = await chunks.__anext__()  # the replica's 4xx arrives here, before a 200
 
         async def body() -> AsyncIterator[bytes]:
-            async for chunk in chunks:
-                yield chunk
+            done = False
+            try:
+                async for chunk in chunks:
+                    yield chunk
+                done = True
+            finally:
+                if not done:  # the client hung up: Serve cancels the replica's generator
+                    chunks.cancel()
 
         return StreamingResponse(body(), media_type=head["media_type"],
                                  headers=head["headers"])
