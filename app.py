@@ -31,19 +31,6 @@ def setup_logging(settings: Settings) -> None:
     root.handlers[:] = [handler, console]
 
 
-def warm_engine(engine) -> None:
-    """The engine's one-time work (e.g. measuring its voices), before the app says ready,
-    so that no request pays for it; a failure is logged and left to the first request."""
-    t0 = time.perf_counter()
-    try:
-        engine.warm()
-    except Exception:  # a model that failed to load is reported by /health already
-        logger.exception("warming the %s engine failed", engine.capabilities.name)
-        return
-    logger.info("%s engine warmed in %.1f s", engine.capabilities.name,
-                time.perf_counter() - t0)
-
-
 def main(argv: list[str] | None = None) -> int:
     settings = Settings.from_args(argv)
     settings.ensure_dirs()
@@ -54,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     import psutil
     import torch
 
-    from cosyvoice.bootstrap import build
+    from cosyvoice.bootstrap import build, preload_optional, preload_required
     from cosyvoice.lifecycle.drain import serve
     from cosyvoice.lifecycle.pidfile import PidFile
     from cosyvoice.server.app import create_app
@@ -88,19 +75,13 @@ def main(argv: list[str] | None = None) -> int:
 
     def preload() -> None:  # required models in parallel, warm-up, ready, optional ones
         if settings.preload:
-            manager.load_many([m["name"] for m in manager.states() if m["required"]])
-            warm_engine(services.engines["offline"] if "offline" in services.engines
-                        else services.engine)
+            preload_required(services)
         # Start to ready, measured: a drain's Retry-After counts on the next start taking
         # about as long.
         state.requests.startup_s = time.time() - psutil.Process().create_time()
         state.loading_done.set()
         if settings.preload:  # optional ones: a CosyVoice folder, the speaker encoder
-            manager.load_many([m["name"] for m in manager.states()
-                               if not m["required"] and not m["lazy"]])
-            for engine in services.engines.values():
-                if engine is not services.engines.get("offline"):
-                    warm_engine(engine)
+            preload_optional(services)
         logger.info("models: %s", {m["name"]: m["state"] for m in manager.states()})
 
     threading.Thread(target=preload, name="preload", daemon=True).start()

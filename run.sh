@@ -12,6 +12,11 @@
 #                               CRON_KEEP_OUTPUTS=1 keeps generated audio); idempotent
 #   bash run.sh --remove-cron   remove that crontab line (other lines are left untouched)
 #   bash run.sh [...] -- ARGS   pass ARGS to app.py (e.g. -- --port 7861 --device cpu)
+#   bash run.sh --ray           serve on Ray Serve instead (docs/ray.md): install
+#                               requirements-ray.txt, start a local Ray cluster unless one
+#                               runs (RAY_NUM_CPUS, RAY_NUM_GPUS), `serve deploy` RAY_CONFIG
+#                               (deploy/ray/serve.yaml), wait for http://127.0.0.1:8000
+#   bash run.sh --ray-stop      shut the Serve application down and stop the local cluster
 # Environment: COSYVOICE_* settings (see `python app.py --help`), READY_TIMEOUT (s, 300).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -146,11 +151,16 @@ main() {
         if [[ "${2:-}" =~ ^[0-9]{1,2}:[0-9]{2}$ ]]; then cron_time="$2"; shift; fi ;;
       --remove-cron) mode=remove-cron ;;
       --) shift; app_args=("$@"); break ;;
-      -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+      --ray) mode=ray ;;
+      --ray-stop) mode=ray-stop ;;
+      -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
       *) app_args+=("$1") ;;
     esac
     shift
   done
+  if [ "$mode" = ray-stop ]; then
+    ray_stop; exit 0
+  fi
   if [ "$mode" = status ]; then
     if pid="$(running_pid)"; then log "running, pid $pid"; exit 0; fi
     log "not running"; exit 3
@@ -161,6 +171,9 @@ main() {
   setup_kokoro
   setup_whisper
   [ "$mode" = setup ] && exit 0
+  if [ "$mode" = ray ]; then
+    ray_deploy; exit 0
+  fi
   case "$mode" in
     install-cron) exec "$PY" -m cosyvoice.lifecycle.cron install --time "$cron_time" \
                     ${CRON_KEEP_OUTPUTS:+--keep-outputs} ;;
@@ -208,6 +221,51 @@ start_watchdog() {
     --log-file "$LOG_DIR/watchdog.log" --url "http://127.0.0.1:$(app_port "$@")" \
     --restart-cmd "$cmd" >>"$LOG_DIR/watchdog.out" 2>&1 < /dev/null &
   log "watchdog started (pid $!, log $LOG_DIR/watchdog.log)"
+}
+
+# Ray Serve (docs/ray.md): Ray's own cluster, proxy, replicas and health checks; this only
+# installs, starts a local head node when none runs, and deploys the config.
+ray_deploy() {
+  local config="${RAY_CONFIG:-$HERE/deploy/ray/serve.yaml}"
+  local stamp="$VENV/.ray-installed-$(sha1sum < requirements-ray.txt | cut -c1-12)"
+  if [ ! -f "$stamp" ]; then
+    log "installing requirements-ray.txt (Ray Serve)"
+    "$PY" -m pip install -q -r requirements-ray.txt
+    rm -f "$VENV"/.ray-installed-*; touch "$stamp"
+  fi
+  # Ray's token authentication (the token in ~/.ray/auth_token; copy it to worker nodes).
+  export PYTHONPATH="$HERE${PYTHONPATH:+:$PYTHONPATH}" RAY_USAGE_STATS_ENABLED=0 \
+    RAY_AUTH_MODE="${RAY_AUTH_MODE:-token}"
+  [ "$RAY_AUTH_MODE" != token ] || "$VENV/bin/ray" get-auth-token --generate >/dev/null
+  if ! "$VENV/bin/ray" status >/dev/null 2>&1; then
+    log "starting a local Ray head node (${RAY_NUM_CPUS:-all} CPUs, ${RAY_NUM_GPUS:-all} GPUs)"
+    "$VENV/bin/ray" start --head --disable-usage-stats --metrics-export-port 8080 \
+      ${RAY_NUM_CPUS:+--num-cpus "$RAY_NUM_CPUS"} ${RAY_NUM_GPUS:+--num-gpus "$RAY_NUM_GPUS"} \
+      >/dev/null || die "ray start failed"
+  fi
+  log "deploying $config"
+  "$VENV/bin/serve" deploy "$config" || die "serve deploy failed"
+  "$PY" - "$READY_TIMEOUT" <<'PYEOF' || die "the Ray app did not become ready (serve status)"
+import json, sys, time, urllib.request
+deadline = time.time() + float(sys.argv[1])
+while time.time() < deadline:
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:8000/health/ready", timeout=10) as r:
+            if json.load(r).get("ready"):
+                sys.exit(0)
+    except Exception:
+        pass
+    time.sleep(1)
+sys.exit(1)
+PYEOF
+  log "ready on Ray Serve: http://127.0.0.1:8000 (serve status; Prometheus metrics :8080)"
+}
+
+ray_stop() {
+  [ -x "$VENV/bin/ray" ] || { log "Ray is not installed"; return 0; }
+  export RAY_AUTH_MODE="${RAY_AUTH_MODE:-token}"
+  "$VENV/bin/serve" shutdown -y >/dev/null 2>&1 || true
+  "$VENV/bin/ray" stop >/dev/null && log "Ray stopped"
 }
 
 main "$@"

@@ -6,6 +6,8 @@ Nothing loads here (models load on first use or when the app preloads them)."""
 
 from __future__ import annotations
 
+import logging
+import time
 from dataclasses import dataclass
 
 from cosyvoice.engine.base import Engine
@@ -14,6 +16,8 @@ from cosyvoice.lifecycle.drain import RequestTracker
 from cosyvoice.lifecycle.manager import ModelManager, ModelSpec
 from cosyvoice.pipeline import Synthesizer
 from cosyvoice.settings import Settings
+
+logger = logging.getLogger(__name__)
 
 
 def _load_encoder(device: str):
@@ -70,3 +74,36 @@ def build(settings: Settings, device: str, tracker: RequestTracker | None = None
     models = {name: [s.name for s in group] for name, group in specs.items()}
     synth = Synthesizer(engines, manager, settings, tracker=tracker, engine_models=models)
     return Services(manager, engines[names[0]], synth, engines)
+
+
+def warm_engine(engine: Engine) -> None:
+    """The engine's one-time work (e.g. measuring its voices), before the app says ready,
+    so that no request pays for it; a failure is logged and left to the first request."""
+    t0 = time.perf_counter()
+    try:
+        engine.warm()
+    except Exception:  # a model that failed to load is reported by /health already
+        logger.exception("warming the %s engine failed", engine.capabilities.name)
+        return
+    logger.info("%s engine warmed in %.1f s", engine.capabilities.name,
+                time.perf_counter() - t0)
+
+
+def preload_required(services: Services) -> None:
+    """Load the models readiness waits for (in parallel) and warm the offline engine (or
+    the default one where the offline engine is not served)."""
+    manager = services.manager
+    manager.load_many([m["name"] for m in manager.states() if m["required"]])
+    warm_engine(services.engines.get("offline", services.engine))
+
+
+def preload_optional(services: Services) -> None:
+    """Load the optional models (a CosyVoice folder, the speaker encoder; not the lazy
+    ones, such as the recognizer, loaded on first use) and warm the engines other than the
+    offline one."""
+    manager = services.manager
+    manager.load_many([m["name"] for m in manager.states()
+                       if not m["required"] and not m["lazy"]])
+    for engine in services.engines.values():
+        if engine is not services.engines.get("offline"):
+            warm_engine(engine)

@@ -126,6 +126,11 @@ class AdminActions:
     def reload(self, token: str | None, proxied: bool = False) -> dict[str, Any]:
         """Soft restart: rebuild every loaded (or failed) model; failures keep the old one."""
         self.check_token(token, proxied)
+        return self.reload_models()
+
+    def reload_models(self) -> dict[str, Any]:
+        """:meth:`reload` once the caller is known to be allowed (a Ray Serve replica: the
+        ingress checked the token)."""
         t0 = time.perf_counter()
         states = self.manager.states()
         results = self.manager.load_many([m["name"] for m in states if m["state"] == "READY"],

@@ -159,6 +159,17 @@ class Api:
         return path
 
     # ---- synthesis ----------------------------------------------------------------------
+    # The routes call these two; a subclass runs the same requests elsewhere (the Ray Serve
+    # ingress sends them to a synthesis replica: cosyvoice/serving/ingress.py).
+    async def run_full(self, req: SynthesisRequest, fmt: str,
+                       timestamps: bool = False) -> Response:
+        """The whole audio in ``fmt`` (see :meth:`full`), in a worker thread."""
+        return await self.until_drain_deadline(self.full, req, fmt, timestamps)
+
+    async def run_stream(self, req: SynthesisRequest, fmt: str) -> Response:
+        """Chunked audio (see :meth:`streaming`)."""
+        return await run_in_threadpool(self.streaming, req, fmt)
+
     async def until_drain_deadline(self, fn, *args) -> Response:
         """``fn(*args)`` in a worker thread; if the drain deadline passes first, answer a
         retryable 503 then (the process is about to exit, and the work with it) rather
@@ -308,8 +319,9 @@ def tts_schema(synth: Synthesizer) -> dict:
     return schema
 
 
-def api_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
-    api = Api(synth, gate)
+def api_router(synth: Synthesizer, gate: SynthesisGate, api: Api | None = None) -> APIRouter:
+    """The REST and OpenAI routes; ``api`` runs their syntheses (default: in this process)."""
+    api = api or Api(synth, gate)
     router = APIRouter()
 
     @router.post("/api/v1/tts", tags=["tts"], response_class=Response,
@@ -333,9 +345,9 @@ def api_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
                                 "read each chunk's timing as it arrives / 时间戳不能与流式同用")
             heard = await auto_transcript(api, req)
             if body.stream:
-                response = await run_in_threadpool(api.streaming, req, fmt)
+                response = await api.run_stream(req, fmt)
             else:
-                response = await api.until_drain_deadline(api.full, req, fmt, body.timestamps)
+                response = await api.run_full(req, fmt, body.timestamps)
             return transcript_header(response, heard)
         finally:
             # Streaming too: the prompt is read before the first chunk is sent.
@@ -365,8 +377,8 @@ def api_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
                                mode="instruct" if instruction else "preset",
                                instruction=instruction, engine=engine)
         if fmt in STREAMED_FORMATS and view.capabilities.streaming:
-            return await run_in_threadpool(api.streaming, req, fmt)
-        return await api.until_drain_deadline(api.full, req, fmt)
+            return await api.run_stream(req, fmt)
+        return await api.run_full(req, fmt)
 
     @router.get("/v1/models", tags=["openai"])
     def models() -> dict:
