@@ -16,9 +16,8 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
-from cosyvoice.errors import BodyError
 from cosyvoice.frontend.lexicon import Lexicon
-from cosyvoice.server.errors import error_responses
+from cosyvoice.server.errors import error_responses, read_json
 
 
 class LexiconEntry(BaseModel):
@@ -44,10 +43,7 @@ def lexicon_router(lexicon: Lexicon) -> APIRouter:
     @router.put("", responses=error_responses(400, 422))
     async def put_lexicon(request: Request) -> dict:
         """Replace the whole lexicon (every entry is checked before anything is written)."""
-        try:
-            data = await request.json()
-        except ValueError as e:
-            raise BodyError("the body must be JSON: {\"zh\": {…}, \"en\": {…}}") from e
+        data = read_json(await request.body())  # unparsable or too deep: a 400
         await run_in_threadpool(lexicon.replace, data)
         return lexicon_body(lexicon)
 
