@@ -172,6 +172,12 @@ class Synthesizer:
         view = self.using(req.engine)
         name = view.capabilities.name
         state = self.engine_state(name)
+        if state["state"] not in ("READY", "FAILED") and not req.engine:
+            # Not loaded yet (--no-preload, preloading, unloaded): load it now, so that a
+            # folder that fails sends even the first request to the fallback engine.
+            for model in self.engine_models.get(name, ()):
+                self.manager.settle(model)
+            state = self.engine_state(name)
         if state["state"] != "FAILED":
             return view, []
         if req.engine or name == FALLBACK_ENGINE or FALLBACK_ENGINE not in self.engines:
