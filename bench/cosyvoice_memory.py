@@ -74,7 +74,7 @@ def main() -> int:
         folder = make_folder(work / "folder", args.version, seed=args.version)
     name = f"cosyvoice{args.version}"
     (work / "app").mkdir()
-    app = start_app(work / "app", "--engine", name)
+    app = start_app(work / "app", "--engine", name, timeout=900)  # a loaded 2-core VM: slow
     try:
         settled_models(app.url)
         pre = rss(app)
