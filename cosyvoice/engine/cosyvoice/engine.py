@@ -34,7 +34,7 @@ from cosyvoice.frontend.plan import Sentence
 from cosyvoice.lifecycle.manager import ModelLocation, ModelManager, ModelSpec
 from cosyvoice.runtime.folder import ModelFolderError
 from cosyvoice.runtime.frontend import ModelInputError
-from cosyvoice.runtime.synthesis import CosyVoiceSynth, ModelClosedError
+from cosyvoice.runtime.synthesis import CosyVoiceSynth, Hold, ModelClosedError
 from cosyvoice.speaker.validation import PromptAudio
 
 logger = logging.getLogger(__name__)
@@ -96,7 +96,8 @@ def spoken_text(sentence: Sentence) -> str:
 
 @contextmanager
 def input_errors() -> Iterator[None]:
-    """The runtime's input errors (a ValueError, English + Chinese) as the request's 422."""
+    """The runtime's input errors (a ValueError, English + Chinese) as the request's 422; a
+    model closed under the request (unloaded or replaced) as a 503."""
     try:
         yield
     except ModelClosedError as e:
@@ -105,7 +106,7 @@ def input_errors() -> Iterator[None]:
         raise TextError(str(e)) from e
 
 
-def _held(chunks: Iterator[EngineChunk], hold) -> Iterator[EngineChunk]:
+def _held(chunks: Iterator[EngineChunk], hold: Hold) -> Iterator[EngineChunk]:
     """``chunks`` with the request's hold on the synth released when they end (finished,
     failed, or closed early); a generator dropped before its first chunk releases it too."""
     try:
@@ -167,7 +168,7 @@ class CosyVoiceEngine:
         weakref.finalize(held, hold.release)  # dropped unstarted: its finally never runs
         return held
 
-    def _hold(self) -> tuple[Any, Any]:
+    def _hold(self) -> tuple[CosyVoiceSynth, Hold]:
         """``(synth, hold)``: the READY model held for one request, so that an unload or a
         reload meanwhile lets the request finish on it (the old model is freed when the last
         hold ends). A folder that fails to load, or a model unloaded between the lookup and
