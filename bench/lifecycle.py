@@ -48,10 +48,10 @@ class Instance:
                      "--restart-cooldown-s", "0"]
         self.env = {**os.environ, "COSYVOICE_PIDFILE": str(self.pidfile)}
 
-    def start(self) -> float:
+    def start(self, timeout: float = 400) -> float:
         t0 = time.perf_counter()
         done = subprocess.run(["bash", str(ROOT / "restart.sh"), "--", *self.args], cwd=ROOT,
-                              env=self.env, capture_output=True, text=True, timeout=400)
+                              env=self.env, capture_output=True, text=True, timeout=timeout)
         if done.returncode != 0:
             raise SystemExit(f"app did not start:\n{done.stdout}\n{done.stderr}")
         return time.perf_counter() - t0

@@ -188,6 +188,15 @@ class Synthesizer:
         view = self.using(req.engine)
         name = view.capabilities.name
         state = self.engine_state(name)
+        if (state["state"] not in ("READY", "FAILED") and not req.engine
+                and name != FALLBACK_ENGINE and FALLBACK_ENGINE in self.engines):
+            # A default that can fall back, not loaded yet (--no-preload, preloading,
+            # unloaded): load it now, so that a folder that fails sends even the first request
+            # to the fallback engine. (The fallback itself keeps loading lazily, model by
+            # model, as its requests need them.)
+            for model in self.engine_models.get(name, ()):
+                self.manager.settle(model)
+            state = self.engine_state(name)
         if state["state"] != "FAILED":
             return view, []
         if req.engine or name == FALLBACK_ENGINE or FALLBACK_ENGINE not in self.engines:

@@ -35,6 +35,9 @@ class Settings:
     model_dir: str = field(default="", metadata=_help(
         "a released CosyVoice2/3 model folder, served as a second engine (its version is "
         "read from the YAML's name unless --engine says it); empty = none"))
+    cosyvoice_dtype: str = field(default="auto", metadata=_help(
+        "the CosyVoice engine's LLM and flow precision: auto (float32 on CPU, float16 on "
+        "CUDA) | float32 | float16 | bfloat16; HiFT always runs float32"))
     engine_plugins: str = field(default="", metadata=_help(
         "extra engines, comma-separated NAME=module:factory (see docs/architecture.md)"))
 

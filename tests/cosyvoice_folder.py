@@ -26,9 +26,19 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.cosyvoice_standins import QWEN_TINY, write_standins  # noqa: E402
+from bench.cosyvoice_standins import QWEN_REAL, QWEN_TINY, write_standins  # noqa: E402
 
 SPEAKERS = ("tiny-female", "tiny-male")
+# CosyVoice3 at the released sizes: the values our tiny YAML shrinks, by key path (the
+# released cosyvoice3.yaml's; every other value is already the released one). With them and
+# Qwen2-0.5B's config a folder needs no oracle (GPU and memory benches: bench/cosyvoice_gpu.py).
+REAL_V3 = {
+    "llm_input_size": 896, "llm_output_size": 896,
+    "flow.pre_lookahead_layer.channels": 1024,
+    "flow.decoder.estimator.dim": 1024, "flow.decoder.estimator.depth": 22,
+    "flow.decoder.estimator.heads": 16, "flow.decoder.estimator.dim_head": 64,
+    "hift.base_channels": 512, "hift.f0_predictor.cond_channels": 512,
+}
 
 _HEAD = """\
 # A tiny CosyVoice{v} configuration in the released structure (tests only).
@@ -238,13 +248,21 @@ def write_spk2info(folder: Path, seed: int) -> None:
     torch.save(info, folder / "spk2info.pt")
 
 
-def make_folder(out: Path, version: int, seed: int = 0) -> Path:
-    """Write the whole tiny folder for ``version`` (2 or 3) into ``out``; returns it."""
-    if version not in (2, 3):
-        raise ValueError(f"version must be 2 or 3, not {version}")
+def make_folder(out: Path, version: int, seed: int = 0, size: str = "tiny") -> Path:
+    """Write the whole tiny folder for ``version`` (2 or 3) into ``out``; returns it.
+    ``size="real"`` (CosyVoice3 only): the released sizes (REAL_V3), ≈ 3.4 GB of fp32
+    weights, a few minutes of CPU."""
+    if version not in (2, 3) or size not in ("tiny", "real") or (size, version) == ("real", 2):
+        raise ValueError(f"version must be 2 or 3 and size tiny (or real for 3), not "
+                         f"{version}/{size}")
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"cosyvoice{version}.yaml").write_text(yaml_text(version), encoding="utf-8")
-    write_standins(out, version, QWEN_TINY, seed)
+    text = yaml_text(version)
+    if size == "real":
+        from bench.make_random_cosyvoice import edit_yaml
+
+        text = edit_yaml(text, REAL_V3)
+    (out / f"cosyvoice{version}.yaml").write_text(text, encoding="utf-8")
+    write_standins(out, version, QWEN_TINY if size == "tiny" else QWEN_REAL, seed)
     write_spk2info(out, seed)
     gen = torch.Generator().manual_seed(seed)
     for part, module in _modules(out, version).items():
@@ -260,8 +278,9 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--version", type=int, choices=(2, 3), default=3)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--size", choices=("tiny", "real"), default="tiny")
     args = parser.parse_args()
-    folder = make_folder(args.out, args.version, args.seed)
+    folder = make_folder(args.out, args.version, args.seed, args.size)
     for path in sorted(folder.rglob("*")):
         if path.is_file():
             print(f"{path.stat().st_size:>12,d}  {path.relative_to(folder)}")

@@ -250,7 +250,7 @@ class RequestTracker:
                 idle = self._in_flight == 0
                 self._cond.notify_all()
             if idle and self.trim_after_requests:
-                resources.trim_heap()  # ~ms; only when no other request is running
+                resources.trim_idle()  # ~ms; only when no other request is running
 
     def _finish(self, mode: str, outcome: str, seconds: float | None) -> None:
         key = (mode, outcome)

@@ -43,7 +43,9 @@ class ModelLocation:
 @dataclass
 class ModelSpec:
     """How to build one model: ``loader(device) -> instance``; ``warmup(instance)`` optional.
-    ``location``: set for a model loaded from a folder the user chooses."""
+    ``location``: set for a model loaded from a folder the user chooses. ``close(instance)``:
+    called when an unload or a reload lets go of an instance (free what it holds; requests
+    still using it are the instance's business)."""
 
     name: str
     loader: Callable[[str], Any]
@@ -52,6 +54,7 @@ class ModelSpec:
     required: bool = True  # readiness waits for required models only
     location: ModelLocation | None = None
     lazy: bool = False  # loaded on first use only: the app's preload leaves it UNLOADED
+    close: Callable[[Any], None] | None = None
 
 
 @dataclass
@@ -124,17 +127,34 @@ class ModelManager:
         """Load ``name`` if it is not READY; raises :class:`ModelError` on failure."""
         rec = self._record(name)
         with rec.lock:
-            if rec.state is ModelState.READY and rec.instance is not None:
-                return rec.instance
-            rec.state, rec.reason = ModelState.LOADING, ""
-            try:
-                instance, seconds, mem = self._build(rec.spec)
-            except Exception as e:
-                rec.state, rec.reason = ModelState.FAILED, _reason(e)
-                logger.error("loading %s failed: %s", name, rec.reason)
-                raise ModelError(f"model {name} failed to load: {rec.reason}") from None
-            self._install(rec, instance, seconds, mem)
-            return instance
+            return self._load_locked(rec)
+
+    def settle(self, name: str) -> ModelState:
+        """Load ``name`` unless it is READY or FAILED (a load in progress is waited for; a
+        FAILED model is not retried); its state afterwards — a failure is recorded, not
+        raised. What a request checks before it picks the engine that answers it."""
+        rec = self._record(name)
+        with rec.lock:
+            if rec.state is not ModelState.FAILED:
+                try:
+                    self._load_locked(rec)
+                except ModelError:
+                    pass
+            return rec.state
+
+    def _load_locked(self, rec: ModelRecord) -> Any:
+        if rec.state is ModelState.READY and rec.instance is not None:
+            return rec.instance
+        name = rec.spec.name
+        rec.state, rec.reason = ModelState.LOADING, ""
+        try:
+            instance, seconds, mem = self._build(rec.spec)
+        except Exception as e:
+            rec.state, rec.reason = ModelState.FAILED, _reason(e)
+            logger.error("loading %s failed: %s", name, rec.reason)
+            raise ModelError(f"model {name} failed to load: {rec.reason}") from None
+        self._install(rec, instance, seconds, mem)
+        return instance
 
     def reload(self, name: str, free: bool = True) -> dict[str, Any]:
         """Build a fresh instance, then swap it in; on failure the old one keeps serving.
@@ -155,8 +175,12 @@ class ModelManager:
                 raise ModelError(f"reload of {name} failed: {reason}") from None
             old = rec.instance
             self._install(rec, instance, seconds, mem)
-            del old
-        freed = resources.free_memory() if free else {}
+        _close(rec.spec, old)  # the swap is done: only requests still using it keep it
+        del old
+        freed = {}
+        if free:
+            freed = resources.free_memory()
+            resources.trim_heap()
         return {"name": name, "load_seconds": round(seconds, 3), **freed}
 
     def load_from(self, name: str, path: str) -> dict[str, Any]:
@@ -201,9 +225,12 @@ class ModelManager:
                 return {"name": name, "freed": False}
             rec.state = ModelState.UNLOADING
             before = resources.memory_snapshot()
-            rec.instance = None
+            old, rec.instance = rec.instance, None
             rec.state, rec.reason, rec.memory_bytes, rec.device = ModelState.UNLOADED, "", 0, ""
+        _close(rec.spec, old)
+        del old
         freed = resources.free_memory()
+        resources.trim_heap()  # the freed weights' pages back to the OS (glibc keeps them)
         after = resources.memory_snapshot()
         logger.info("unloaded %s", name)
         return {"name": name, "freed": True, **resources.diff(before, after), **freed}
@@ -283,6 +310,17 @@ class ModelManager:
         rec.load_seconds, rec.loaded_at, rec.memory_bytes = seconds, time.time(), mem
         logger.info("model %s READY on %s in %.2f s (%.1f MB)", rec.spec.name, rec.device,
                     seconds, mem / 2**20)
+
+
+def _close(spec: ModelSpec, instance: Any) -> None:
+    """``spec.close(instance)`` where both exist; a failure is logged, never raised (the
+    manager has already let go of the instance)."""
+    if spec.close is None or instance is None:
+        return
+    try:
+        spec.close(instance)
+    except Exception:
+        logger.exception("closing %s failed", spec.name)
 
 
 def _reason(e: BaseException) -> str:

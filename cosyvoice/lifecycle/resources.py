@@ -9,6 +9,7 @@ from __future__ import annotations
 import gc
 import logging
 import os
+import sys
 import threading
 from typing import Any
 
@@ -167,3 +168,14 @@ def trim_heap() -> bool:
     """Give free heap memory back to the OS (``malloc_trim(0)``); False where not glibc."""
     lib = _glibc()
     return bool(lib and lib.malloc_trim(0))
+
+
+def trim_idle() -> None:
+    """Run when the last request in flight ends: free heap pages back to the OS and, where
+    CUDA is in use, the caching allocator's free blocks back to the driver (what a request
+    left cached would otherwise stay reserved by this process). Tensors in use are kept;
+    torch is not imported for this."""
+    trim_heap()
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.empty_cache()

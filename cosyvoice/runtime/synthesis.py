@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -43,6 +44,10 @@ MAX_HOP_FACTOR = 4  # hops grow ×2 per chunk up to 4 × chunk_size
 
 class SynthesisError(ModelInputError):
     """A request the model cannot synthesize; the message says what to change."""
+
+
+class ModelClosedError(SynthesisError):
+    """The model was closed (unloaded or replaced) before this request took hold of it."""
 
 
 def _error(en: str, zh: str) -> SynthesisError:
@@ -115,6 +120,30 @@ def drop_long_silences(tokens: Iterator[int], silent: frozenset[int]) -> Iterato
         yield token
 
 
+def _closed() -> ModelClosedError:
+    return ModelClosedError("this CosyVoice model was closed (unloaded or replaced); load it "
+                            "again / 该 CosyVoice 模型已卸载或已替换，请重新加载")
+
+
+class Hold:
+    """A request's hold on a :class:`CosyVoiceSynth` (:meth:`CosyVoiceSynth.hold`); released
+    once, by :meth:`release` or at the end of a ``with`` block."""
+
+    def __init__(self, synth: CosyVoiceSynth) -> None:
+        self._synth: CosyVoiceSynth | None = synth
+
+    def release(self) -> None:
+        synth, self._synth = self._synth, None
+        if synth is not None:
+            synth._let_go()
+
+    def __enter__(self) -> Hold:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
 def _fresh_seed() -> int:
     return int(torch.Generator().seed() % (2 ** 63))
 
@@ -131,6 +160,9 @@ class CosyVoiceSynth:
         self.llm, self.flow, self.hift, self.frontend = llm, flow, hift, frontend
         self.spk2info = spk2info
         self.speakers = list(spk2info)
+        self._users = 0  # requests holding the model (hold); close waits for the last one
+        self._closing = False
+        self._users_lock = threading.Lock()
 
     # --- loading -------------------------------------------------------------------------
     @classmethod
@@ -149,18 +181,50 @@ class CosyVoiceSynth:
                     dev, len(spk2info))
         return cls(folder, llm, flow, hift, frontend, spk2info, dev)
 
+    def hold(self) -> Hold:
+        """One request's hold on the model: :meth:`close` keeps the modules until every hold
+        is released (``with synth.hold(): ...`` or ``Hold.release``). ModelClosedError when
+        the model is already closing."""
+        with self._users_lock:
+            if self._closing:
+                raise _closed()
+            self._users += 1
+        return Hold(self)
+
+    def _let_go(self) -> None:
+        with self._users_lock:
+            self._users -= 1
+            last = self._closing and self._users == 0
+        if last:
+            self._release()
+
+    @property
+    def closed(self) -> bool:
+        return self._closing
+
     def close(self) -> None:
-        """Drop the modules and free their memory; the object cannot synthesize afterwards."""
+        """Drop the modules and free their memory; the object cannot synthesize afterwards.
+        New holds are refused at once; requests holding the model finish first (the last
+        one's release frees it), so an unload never breaks a request in flight."""
+        with self._users_lock:
+            self._closing = True
+            idle = self._users == 0
+        if idle:
+            self._release()
+
+    def _release(self) -> None:
+        """Every module, the frontend's ONNX sessions and the preset voices dropped; on
+        CUDA the allocator's cached blocks go back to the driver."""
         self.llm = self.flow = self.hift = self.frontend = None
         self.spk2info = {}
         gc.collect()
         if self.device.type == "cuda":
             torch.cuda.empty_cache()
+        logger.info("CosyVoice%d model closed (%s)", self.version, self.folder.path)
 
     def _front(self) -> CosyVoiceFrontend:
         if self.frontend is None:
-            raise _error("this CosyVoice model was closed; load it again",
-                         "该 CosyVoice 模型已卸载，请重新加载")
+            raise _closed()
         return self.frontend
 
     # --- inputs of each mode -------------------------------------------------------------

@@ -71,7 +71,7 @@ def _factory(version: int) -> EngineFactory:
     def specs(settings):
         from cosyvoice.engine.cosyvoice.engine import model_spec
 
-        return [model_spec(version, settings.model_dir)]
+        return [model_spec(version, settings.model_dir, settings.cosyvoice_dtype)]
 
     def build(manager, settings):
         from cosyvoice.engine.cosyvoice.engine import CosyVoiceEngine

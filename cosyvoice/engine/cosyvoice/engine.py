@@ -10,12 +10,18 @@ runtime's last hop is known only once the LLM stops; holding a hop back to mark 
 the audio by a hop). The final chunk carries the LLM's token count and decode time.
 The validated prompt (at the engine's 24 kHz) is resampled to 16 kHz for the speech tokenizer
 and CAM++ with the project's resampler.
+
+This module is imported when the engine is served (bootstrap builds it), and it imports the
+runtime — transformers, tokenizers, onnxruntime and our modules — at once rather than at the
+first load: those libraries stay in the process for good once imported, so they belong to the
+app's baseline memory, not to what a load/unload cycle of the model takes and gives back.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,9 +33,12 @@ import torch
 from cosyvoice.audio.io import resample
 from cosyvoice.engine.base import EngineChunk, EngineRequest
 from cosyvoice.engine.cosyvoice import capabilities, folder_speakers
-from cosyvoice.errors import PromptError, TextError
+from cosyvoice.errors import ModelError, PromptError, TextError
 from cosyvoice.frontend.plan import Sentence
 from cosyvoice.lifecycle.manager import ModelLocation, ModelManager, ModelSpec
+from cosyvoice.runtime.folder import ModelFolderError
+from cosyvoice.runtime.frontend import ModelInputError
+from cosyvoice.runtime.synthesis import CosyVoiceSynth, Hold, ModelClosedError
 from cosyvoice.speaker.validation import PromptAudio
 
 logger = logging.getLogger(__name__)
@@ -39,27 +48,42 @@ TOKENIZER_RATE = 16000  # the speech tokenizer's and CAM++'s input rate
 PROMPT_MODES = {"clone": "zero_shot", "instruct": "instruct2"}
 
 
-def model_spec(version: int, model_dir: str) -> ModelSpec:
+def model_spec(version: int, model_dir: str, dtype: str = "auto") -> ModelSpec:
     """The engine's one managed model, ``cosyvoice<version>``, loaded from ``model_dir`` (or
-    the folder an admin chooses later); not required for readiness."""
+    the folder an admin chooses later); not required for readiness. ``dtype``: the LLM's
+    and flow's (:func:`torch_dtype`). Unloading or replacing it closes the synth
+    (:meth:`CosyVoiceSynth.close`: requests holding it finish first)."""
     name = f"cosyvoice{version}"
     location = ModelLocation(str(model_dir or ""))
 
     def load(device: str):
-        from cosyvoice.runtime.folder import ModelFolderError
-
         if not location.path:
             raise ModelFolderError(
                 f"no model folder is set for {name}: start the app with --model-dir DIR, or "
                 f"load one in the models panel (POST /api/v1/models/{name}/load with "
                 f'{{"model_dir": "DIR"}}) / 未设置 {name} 模型目录：启动时加 --model-dir，'
                 "或在模型面板中加载")
-        from cosyvoice.runtime.synthesis import CosyVoiceSynth
-
-        return CosyVoiceSynth.load(Path(location.path).expanduser(), version, device)
+        return CosyVoiceSynth.load(Path(location.path).expanduser(), version, device,
+                                   dtype=torch_dtype(dtype, device))
 
     return ModelSpec(name, load, f"CosyVoice{version} released folder (LLM · flow · HiFT)",
-                     required=False, location=location)
+                     required=False, location=location, close=lambda synth: synth.close())
+
+
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+
+
+def torch_dtype(name: str, device: str) -> torch.dtype:
+    """``--cosyvoice-dtype``: auto (float32 on CPU, float16 on CUDA) or a name of DTYPES
+    (fp32/fp16/bf16 accepted). HiFT always runs float32."""
+    aliases = {"fp32": "float32", "fp16": "float16", "half": "float16", "bf16": "bfloat16"}
+    key = aliases.get(name, name)
+    if key == "auto":
+        return torch.float16 if str(device).startswith("cuda") else torch.float32
+    if key not in DTYPES:
+        raise ValueError(f"unknown CosyVoice dtype {name!r}; use auto, float32, float16 or "
+                         "bfloat16 / 未知精度，请用 auto、float32、float16 或 bfloat16")
+    return DTYPES[key]
 
 
 def spoken_text(sentence: Sentence, phone_tokens: Callable[[Any], str] | None = None) -> str:
@@ -77,11 +101,12 @@ def spoken_text(sentence: Sentence, phone_tokens: Callable[[Any], str] | None = 
 
 @contextmanager
 def input_errors() -> Iterator[None]:
-    """The runtime's input errors (a ValueError, English + Chinese) as the request's 422."""
-    from cosyvoice.runtime.frontend import ModelInputError
-
+    """The runtime's input errors (a ValueError, English + Chinese) as the request's 422; a
+    model closed under the request (unloaded or replaced) as a 503."""
     try:
         yield
+    except ModelClosedError as e:
+        raise ModelError(str(e)) from e
     except ModelInputError as e:
         raise TextError(str(e)) from e
 
@@ -95,6 +120,15 @@ def _numpy(chunks: Iterator[torch.Tensor]) -> Iterator[np.ndarray]:
         close = getattr(chunks, "close", None)
         if close is not None:
             close()
+
+
+def _held(chunks: Iterator[EngineChunk], hold: Hold) -> Iterator[EngineChunk]:
+    """``chunks`` with the request's hold on the synth released when they end (finished,
+    failed, or closed early); a generator dropped before its first chunk releases it too."""
+    try:
+        yield from chunks
+    finally:
+        hold.release()
 
 
 class CosyVoiceEngine:
@@ -126,11 +160,16 @@ class CosyVoiceEngine:
     def synthesize(self, request: EngineRequest) -> Iterator[EngineChunk]:
         """A sentence's chunks: the runtime's token hops when the request streams (each as it
         is vocoded), else the whole sentence. A speed other than 1 is rendered whole (the
-        runtime streams at speed 1 only), streamed request or not."""
-        synth = self.manager.get(self.model)  # a folder that fails to load: 503 now
-        inputs = self._inputs(synth, request)  # checks the request before any chunk
+        runtime streams at speed 1 only), streamed request or not. The request holds the
+        synth until its chunks end (see :meth:`_hold`)."""
+        synth, hold = self._hold()
+        try:
+            inputs = self._inputs(synth, request)  # checks the request before any chunk
+            phones = self._phone_tokens(request)
+        except BaseException:
+            hold.release()
+            raise
         stream = request.stream and request.speed == 1.0
-        phones = self._phone_tokens(request)
 
         def chunks() -> Iterator[EngineChunk]:
             from cosyvoice.runtime.synthesis import DecodeStats
@@ -150,7 +189,18 @@ class CosyVoiceEngine:
                 yield EngineChunk(i, last, final=True, llm_tokens=stats.tokens,
                                   llm_s=stats.llm_s)
 
-        return chunks()
+        held = _held(chunks(), hold)
+        weakref.finalize(held, hold.release)  # dropped unstarted: its finally never runs
+        return held
+
+    def _hold(self) -> tuple[CosyVoiceSynth, Hold]:
+        """``(synth, hold)``: the READY model held for one request, so that an unload or a
+        reload meanwhile lets the request finish on it (the old model is freed when the last
+        hold ends). A folder that fails to load, or a model unloaded between the lookup and
+        the hold: ModelError (503)."""
+        synth = self.manager.get(self.model)
+        with input_errors():
+            return synth, synth.hold()
 
     def _phone_tokens(self, req: EngineRequest) -> Callable[[Any], str] | None:
         """How pronunciation overrides reach the model: CosyVoice3 reads ARPAbet and pinyin
@@ -216,9 +266,9 @@ class CosyVoiceEngine:
     def voice_from_prompt(self, prompt: PromptAudio, prompt_text: str = "") -> dict:
         """The voice in spk2info form (speech tokens, prompt mel, speaker embedding and the
         transcript's ids), saved as voice.pt and offered by this engine only."""
-        synth = self.manager.get(self.model)
+        synth, hold = self._hold()
         p16, p24 = self.prompt_tensors(prompt)
-        with torch.inference_mode(), input_errors():
+        with hold, torch.inference_mode(), input_errors():
             return synth.voice(p16, p24, prompt_text)
 
     def warm(self) -> None:
