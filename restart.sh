@@ -9,8 +9,8 @@
 #    "app.py" pattern that could hit another install)
 # 2. SIGTERM (plus SIGCONT, so a stopped process can drain), wait for the drain, SIGKILL
 #    after STOP_TIMEOUT
-# 3. wait until NVML no longer lists the old pid on any GPU (GPU_FREE_TIMEOUT); without a
-#    GPU, a short fixed sleep (NO_GPU_SLEEP)
+# 3. wait until NVML no longer lists the old pid on any GPU (GPU_FREE_TIMEOUT;
+#    deploy/wait_gpu_free.py); without a GPU, a short fixed sleep (NO_GPU_SLEEP)
 # 4. clear the cache dir and the outputs dir (KEEP_OUTPUTS=1 or --keep-outputs keeps the
 #    generated audio)
 # 5. relaunch through run.sh (nohup) with the old process's arguments (or APP ARGS after
@@ -184,46 +184,7 @@ stop_app() {
 
 wait_gpu_free() {
   local pid="$1" rc=0
-  "$PY" - "$pid" "$GPU_FREE_TIMEOUT" <<'PYEOF' || rc=$?
-import sys
-import time
-
-pid, timeout = int(sys.argv[1]), float(sys.argv[2])
-try:
-    import pynvml
-
-    pynvml.nvmlInit()
-except Exception:
-    sys.exit(3)  # no NVIDIA driver / library: the caller sleeps instead
-
-
-def held() -> tuple[bool, int]:
-    present, used = False, 0
-    for i in range(pynvml.nvmlDeviceGetCount()):
-        h = pynvml.nvmlDeviceGetHandleByIndex(i)
-        for query in (pynvml.nvmlDeviceGetComputeRunningProcesses,
-                      pynvml.nvmlDeviceGetGraphicsRunningProcesses):
-            try:
-                procs = query(h)
-            except pynvml.NVMLError:
-                continue
-            for p in procs:
-                if p.pid == pid:
-                    present, used = True, used + int(p.usedGpuMemory or 0)
-    return present, used
-
-
-t0 = time.time()
-while True:
-    present, used = held()
-    if not present:
-        print(f"GPU: pid {pid} holds no GPU memory ({time.time() - t0:.1f} s)")
-        sys.exit(0)
-    if time.time() - t0 > timeout:
-        print(f"GPU: pid {pid} still holds {used / 2**20:.0f} MB after {timeout:.0f} s")
-        sys.exit(1)
-    time.sleep(0.25)
-PYEOF
+  "$PY" "$HERE/deploy/wait_gpu_free.py" "$pid" "$GPU_FREE_TIMEOUT" || rc=$?
   case "$rc" in
     0) ;;
     3) log "no NVIDIA GPU here: sleeping ${NO_GPU_SLEEP} s instead of watching GPU memory"

@@ -1,9 +1,19 @@
 """Every GPU figure issue #26 asks of the CosyVoice engine, in one command (runs on CPU too).
 
-    PYTHONPATH=. .venv/bin/python bench/cosyvoice_gpu.py --device cuda [--folder DIR]
+    PYTHONPATH=. python3 bench/cosyvoice_gpu.py --device cuda [--folder DIR]
         [--dtypes float32,float16] [--requests 50] [--levels 1,2,4] [--rounds 2]
-        [--parts memory,oom,concurrency,restart]
+        [--parts memory,oom,concurrency,restart] [--app]
     PYTHONPATH=. .venv/bin/python bench/cosyvoice_gpu.py --device cpu --size tiny   # the CPU run
+    bash bench/device_gpu.sh      # on a lent GPU machine (bench/README.md), wheels carried
+
+Two modes. **Standalone** (the default; bench/cosyvoice_gpu_standalone.py): only the CosyVoice
+runtime, a ModelManager and the CosyVoice engine in this process (no gradio, FastAPI or offline
+models), so that it runs where only torch, transformers, tokenizers and onnxruntime are
+installed; part 4 is then restart.sh's wait for GPU memory (deploy/wait_gpu_free.py) run
+against a stand-in CUDA process that writes a pidfile, held and then stopped with SIGTERM.
+**--app**: the whole app as below (bootstrap's services; part 4 a real restart.sh restart),
+for a machine with the project's full .venv. What follows describes --app; standalone measures
+the same figures the same way through the engine directly.
 
 Without ``--folder`` a CosyVoice3 folder with random weights is made first by our own code
 (``tests/cosyvoice_folder.py``, no oracle): ``--size real`` (default on CUDA) the released
@@ -362,6 +372,9 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=2, help="requests per client and level")
     ap.add_argument("--parts", default="memory,oom,concurrency,restart",
                     help="which of memory,oom,concurrency,restart to run")
+    ap.add_argument("--app", action="store_true",
+                    help="through the whole app (bootstrap, restart.sh) instead of the "
+                         "standalone engine (needs gradio, FastAPI and the offline models)")
     args = ap.parse_args()
     parts = set(args.parts.split(","))
     cuda = args.device.startswith("cuda")
@@ -369,7 +382,7 @@ def main() -> int:
         raise SystemExit(f"--device {args.device}: no CUDA GPU is usable here; use --device cpu")
     dtypes = (args.dtypes or ("float32,float16" if cuda else "float32")).split(",")
     levels = [int(x) for x in args.levels.split(",")]
-    print(f"# CosyVoice3 engine lifecycle on {args.device}"
+    print(f"# CosyVoice3 engine lifecycle on {args.device}, {'app' if args.app else 'standalone'}"
           + (f" ({torch.cuda.get_device_name(args.device)})" if cuda else "")
           + f"; {machine()}; torch {torch.__version__}")
     if not cuda:
@@ -377,6 +390,12 @@ def main() -> int:
               "wait for GPU memory) are skipped: --device cpu")
     work = Path(tempfile.mkdtemp(prefix="bench-cv-gpu-"))
     folder = args.folder or make_folder(args.size or ("real" if cuda else "tiny"), work)
+    if not args.app:
+        from bench.cosyvoice_gpu_standalone import run
+
+        ok = run(folder, args.device, dtypes, parts, args.requests, levels, args.rounds, work)
+        print(f"\nRESULT cosyvoice_gpu {'PASS' if ok else 'FAIL'}")
+        return 0 if ok else 1
     results, ok = {}, True
     for dtype in dtypes if parts - {"restart"} else ():
         print(f"\n## {dtype}")
