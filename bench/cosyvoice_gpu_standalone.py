@@ -387,6 +387,14 @@ def bench_gpu_wait(work: Path) -> tuple[bool, dict]:
 
 
 # ---- the run ---------------------------------------------------------------------------
+def third_party_modules() -> list[str]:
+    """The top-level third-party modules this process imported (what a device must have:
+    bench/device_wheels.sh carries those its image lacks)."""
+    ours = {"cosyvoice", "bench", "tests", "__main__", "__mp_main__"}
+    return sorted({m.split(".")[0] for m in list(sys.modules)} - set(sys.stdlib_module_names)
+                  - ours - {m for m in list(sys.modules) if m.startswith("_")})
+
+
 def run(folder: Path, device: str, dtypes: list[str], parts: set[str], requests: int,
         levels: list[int], rounds: int, work: Path) -> bool:
     ok = True
@@ -417,4 +425,5 @@ def run(folder: Path, device: str, dtypes: list[str], parts: set[str], requests:
         ok &= good
         print("RESULT gpu_wait " + "".join(f"{k}={v:.2f} " for k, v in figures.items())
               + ("PASS" if good else "FAIL"))
+    print("\nthird-party modules imported: " + " ".join(third_party_modules()))
     return ok
