@@ -361,6 +361,9 @@ def bench_gpu_wait(work: Path) -> tuple[bool, dict]:
                               stdout=subprocess.PIPE, text=True)
     try:
         line = holder.stdout.readline().strip() if holder.stdout else ""
+        if not pidfile.is_file():
+            print(f"  → FAIL: the stand-in app did not start (exit {holder.wait()}); {line}")
+            return False, {}
         pid = int(pidfile.read_text())
         print(f"  stand-in app pid {pid} (pidfile {pidfile}): {line}")
         print(f"  while it runs: {nvidia_smi()}")
