@@ -94,6 +94,10 @@ class SpeechBody(BaseModel):
     speed: float = Field(1.0, ge=0.5, le=2.0)
     instructions: str | None = Field(None, max_length=1000, description="style in words "
                                      "(emotion, speed, volume, pitch, dialect), as instruction")
+    stream_format: Literal["audio", "sse"] | None = Field(
+        None, description="audio: pcm/wav sent in chunks as they are synthesized (an engine's "
+        "token hops); left out: the whole file in one response, which a restart's drain "
+        "answers with a retryable 503 if it cannot finish. sse is not supported")
 
 
 class Api:
@@ -376,7 +380,11 @@ def api_router(synth: Synthesizer, gate: SynthesisGate, api: Api | None = None) 
         req = SynthesisRequest(text=body.input, voice=voice, speed=body.speed,
                                mode="instruct" if instruction else "preset",
                                instruction=instruction, engine=engine)
-        if fmt in STREAMED_FORMATS and view.capabilities.streaming:
+        if body.stream_format == "sse":
+            raise TextError("stream_format 'sse' is not supported; send 'audio' for chunked "
+                            "pcm/wav, or leave it out for the whole file")
+        if (body.stream_format == "audio" and fmt in STREAMED_FORMATS
+                and view.capabilities.streaming):
             return await api.run_stream(req, fmt)
         return await api.run_full(req, fmt)
 

@@ -59,13 +59,13 @@ def test_a_request_in_flight_finishes_on_its_model_then_frees_it(tmp_path, cv_fo
     whole = np.concatenate([c.wav for c in _stream(services)])  # the same request, undisturbed
     ref = weakref.ref(manager.get("cosyvoice3"))
     chunks = _stream(services)
-    first = next(chunks)  # sentence 1 done, sentences 2 and 3 to come
+    first = next(chunks)  # the first token hop of sentence 1; the rest to come
     manager.unload("cosyvoice3")
     assert manager.states()[[m["name"] for m in manager.states()].index("cosyvoice3")][
         "state"] == "UNLOADED"
     assert ref() is not None and ref().closed and ref().llm is not None  # still held
     rest = list(chunks)
-    assert len(rest) == 2
+    assert [c.index for c in [first, *rest] if c.final] == [0, 1, 2]  # every sentence ends
     np.testing.assert_array_equal(np.concatenate([first.wav, *[c.wav for c in rest]]), whole)
     del chunks, first, rest
     assert _dead(ref)  # the last hold's end freed it; no copy kept
@@ -76,11 +76,12 @@ def test_reload_during_a_request_keeps_one_model_after_it_ends(tmp_path, cv_fold
     manager = services.manager
     old = weakref.ref(manager.get("cosyvoice3"))
     chunks = _stream(services)
-    next(chunks)
+    first = next(chunks)
     manager.reload("cosyvoice3")  # swapped now; the old one serves this request to its end
     new = manager.get("cosyvoice3")
     assert new is not old() and old() is not None and old().llm is not None
-    assert len(list(chunks)) == 2
+    assert [c.index for c in [first, *chunks] if c.final] == [0, 1, 2]
+    del first
     del chunks
     assert _dead(old) and new.llm is not None
 

@@ -212,11 +212,12 @@ def test_the_openai_client_with_the_cosyvoice_model(cv_app, tmp_path):
         resp.stream_to_file(out)
     wav, sr = sf.read(out, dtype="float32")
     assert sr == 24000 and len(wav) > 0.04 * sr and float(np.abs(wav).max()) > 0.01
-    # pcm and wav are streamed on the runtime's token hops: several chunks for one sentence
+    # stream_format=audio: pcm and wav streamed on the runtime's token hops, several chunks
+    # for one sentence
     t0 = time.perf_counter()
     with client.audio.speech.with_streaming_response.create(
             model="cosyvoice3", voice="alloy", input="Speak up.", response_format="pcm",
-            instructions="speak happily") as resp:
+            instructions="speak happily", stream_format="audio") as resp:
         assert resp.headers.get("transfer-encoding") == "chunked"
         chunks, arrivals = _timed_chunks(resp, t0)
     pcm = np.frombuffer(b"".join(chunks), dtype="<i2")
@@ -224,7 +225,8 @@ def test_the_openai_client_with_the_cosyvoice_model(cv_app, tmp_path):
     assert len(pcm) > 5 * 24000 and int(np.abs(pcm).max()) > 300
     # an error found once synthesis starts is still a JSON 422, before any byte of audio
     r = httpx.post(cv_app.url + "/v1/audio/speech", timeout=60, json={
-        "model": "cosyvoice3", "input": "  ", "voice": HOP_VOICE, "response_format": "pcm"})
+        "model": "cosyvoice3", "input": "  ", "voice": HOP_VOICE, "response_format": "pcm",
+        "stream_format": "audio"})
     assert r.status_code == 422 and "text" in r.json()["error"]["message"].lower()
 
 

@@ -17,6 +17,10 @@ pytestmark = pytest.mark.slow
 ])
 def test_unloaded_required_model_loads_on_first_use(running_app, model, body):
     url = running_app.url
+    # The shared app may have had idle models unloaded by an earlier test (/admin/unload):
+    # start from every required model READY, so the one unloaded here is the only one.
+    for name in httpx.get(url + "/health/ready", timeout=10).json()["loads_on_first_use"]:
+        assert httpx.post(url + f"/api/v1/models/{name}/load", timeout=300).status_code == 200
     r = httpx.post(url + f"/api/v1/models/{model}/unload", timeout=120)
     assert r.status_code == 200 and r.json()["model"]["state"] == "UNLOADED"
     assert r.json()["model"]["required"] is True
