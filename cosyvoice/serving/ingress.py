@@ -36,6 +36,7 @@ from cosyvoice.server.errors import (
     use_error_body_in_schema,
 )
 from cosyvoice.server.gate import SynthesisGate
+from cosyvoice.server.lexicon_api import lexicon_router
 from cosyvoice.server.voices_api import voices_router
 from cosyvoice.serving.replica import Job
 
@@ -187,6 +188,9 @@ def create_ingress_app(app_args: list[str], handle) -> FastAPI:
     app.include_router(ingress_routes(handle, AdminActions(services.manager, state, settings)))
     app.include_router(api_router(synth, gate, RemoteApi(synth, gate, handle)))
     app.include_router(voices_router(synth, gate))
+    # The user lexicon: one file under models/ with a file lock, which every replica's text
+    # pass re-reads when it changes (the same shared folder as the saved voices).
+    app.include_router(lexicon_router(synth.lexicon))
     app.include_router(fallback_router(app, ("/api", "/v1", "/admin", "/health")))
     use_error_body_in_schema(app)
     return app

@@ -50,6 +50,7 @@ def app_args(workdir: Path) -> list[str]:
     return ["--outputs-dir", str(workdir / "outputs"), "--cache-dir", str(workdir / "cache"),
             "--log-dir", str(workdir / "logs"), "--pidfile", str(workdir / "run" / "app.pid"),
             "--voices-dir", str(workdir / "voices"), "--admin-token", ADMIN_TOKEN,
+            "--lexicon-file", str(workdir / "lexicon.json"), "--jobs-dir", str(workdir / "jobs"),
             "--concurrency", "2", "--queue-size", "16"]
 
 
@@ -127,3 +128,16 @@ def test_outputs_stay_off_the_nodes_disk(ray_app):
     assert r.status_code == 200
     assert not list((ray_app.workdir / "outputs").glob("*.wav"))
     assert os.path.isdir(ray_app.workdir / "outputs")
+
+
+def test_the_lexicon_is_edited_at_the_ingress_in_the_shared_file(ray_app):
+    """The replicas' text pass reads the lexicon file the ingress writes (one shared folder,
+    the saved voices' file lock)."""
+    r = httpx.post(ray_app.url + "/api/v1/lexicon", timeout=30,
+                   json={"word": "朝阳", "reading": "chao2 yang2"})
+    assert r.status_code == 201, r.text
+    assert "朝阳" in (ray_app.workdir / "lexicon.json").read_text(encoding="utf-8")
+    assert "朝阳" in httpx.get(ray_app.url + "/api/v1/lexicon", timeout=30).text
+    tts = httpx.post(ray_app.url + "/api/v1/tts", timeout=300,
+                     json={"text": "朝阳很美。", "voice": "baker", "format": "wav"})
+    assert tts.status_code == 200, tts.text[:300]
