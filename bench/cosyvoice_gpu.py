@@ -63,14 +63,12 @@ import psutil  # noqa: E402
 import torch  # noqa: E402
 
 from bench._common import machine, real_prompt  # noqa: E402
+from bench.cosyvoice_gpu_standalone import memory_verdict  # noqa: E402
 
 MB = 2**20
 ENGINE = "cosyvoice3"
 TEXT = "Hi."  # clone mode: the length rule counts the text alone, so ≤ 40 tokens a request
 PROMPT_TEXT = "And the award goes to someone who has been there for a long time."
-FLAT_MB = 1.0  # allocated GPU memory after requests 2..N: spread allowed
-RSS_GROWTH_MB = 5.0  # CPU: the bar over the requests
-UNLOAD_RSS_MB = 50.0
 
 
 def reading(device: str) -> dict[str, float]:
@@ -137,34 +135,7 @@ def bench_memory(services, device: str, requests: int) -> tuple[bool, dict]:
     report = manager.unload(ENGINE)
     unloaded = reading(device)
     print(f"  after unload: {fmt(unloaded)} (manager: {report})")
-    ok, figures = True, {"load_s": load_s, "request_s": statistics.median(seconds)}
-    if "alloc" in pre:
-        spread = max(r["alloc"] for r in after[1:]) - min(r["alloc"] for r in after[1:]) \
-            if len(after) > 1 else 0.0
-        back = unloaded["alloc"] - pre["alloc"]
-        print(f"  allocated after requests 2..{requests}: spread {spread:.2f} MB (flat: ≤ "
-              f"{FLAT_MB:g}) → {'PASS' if spread <= FLAT_MB else 'FAIL'}; reserved after "
-              f"each request min {min(r['reserved'] for r in after):.1f} / max "
-              f"{max(r['reserved'] for r in after):.1f} MB")
-        print(f"  allocated after unload − before load: {back:+.2f} MB (≤ {FLAT_MB:g}) → "
-              f"{'PASS' if abs(back) <= FLAT_MB else 'FAIL'}; reserved after unload "
-              f"{unloaded['reserved']:.1f} MB")
-        ok = spread <= FLAT_MB and abs(back) <= FLAT_MB
-        figures.update(alloc_loaded_mb=loaded["alloc"] - pre["alloc"], alloc_spread_mb=spread,
-                       alloc_unload_mb=back)
-    window = max(1, min(10, (len(after) - 1) // 2))
-    growth = (min(r["rss"] for r in after[-window:])
-              - min(r["rss"] for r in after[1:1 + window])) if len(after) > 1 else 0.0
-    back_rss = unloaded["rss"] - pre["rss"]
-    print(f"  RSS: +{loaded['rss'] - pre['rss']:.1f} MB at load; growth over requests "
-          f"2..{requests} (floor of the last {window} − floor of the first {window}) "
-          f"{growth:+.1f} MB (≤ {RSS_GROWTH_MB:g}); after unload {back_rss:+.1f} MB vs "
-          f"before load (within {UNLOAD_RSS_MB:g})")
-    if "alloc" not in pre:  # on CPU the RSS is the memory that counts
-        ok = growth <= RSS_GROWTH_MB and abs(back_rss) <= UNLOAD_RSS_MB
-    figures.update(rss_loaded_mb=loaded["rss"] - pre["rss"], rss_growth_mb=growth,
-                   rss_unload_mb=back_rss)
-    return ok, figures
+    return memory_verdict(pre, loaded, after, unloaded, requests, load_s, seconds)
 
 
 # ---- 2. out of memory ------------------------------------------------------------------

@@ -146,6 +146,14 @@ def bench_memory(b: Bench, requests: int, warm: bool) -> tuple[bool, dict]:
     report = b.manager.unload(ENGINE)
     unloaded = reading(device)
     print(f"  after unload: {fmt(unloaded)} (manager: {report})")
+    return memory_verdict(pre, loaded, after, unloaded, requests, load_s, seconds)
+
+
+def memory_verdict(pre: dict, loaded: dict, after: list[dict], unloaded: dict, requests: int,
+                   load_s: float, seconds: list[float]) -> tuple[bool, dict]:
+    """Print the memory part's bars (GPU: allocated flat over requests 2..N and back to the
+    pre-load reading after unload; CPU: RSS growth and unload residue) → ``(ok, figures)``.
+    Shared by both modes of bench/cosyvoice_gpu.py."""
     ok, figures = True, {"load_s": load_s, "request_s": statistics.median(seconds)}
     if "alloc" in pre:
         tail = [r["alloc"] for r in after[1:]] or [after[0]["alloc"]]
