@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from cosyvoice.errors import ConflictError, NotFoundError, QueueFullError
+from cosyvoice.files import write_json_atomic
 from cosyvoice.longform.items import Item
 
 logger = logging.getLogger(__name__)
@@ -33,19 +34,6 @@ QUEUED, RUNNING, DONE, FAILED, CANCELLED = "queued", "running", "done", "failed"
 UNFINISHED = (QUEUED, RUNNING)
 PENDING, ITEM_DONE, ITEM_FAILED = "pending", "done", "failed"
 
-
-def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    """Temp file in the same folder, fsync, rename over ``path``."""
-    fd, tmp = tempfile.mkstemp(prefix=".partial-", suffix=".json", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, ensure_ascii=False, indent=1)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class JobStore:

@@ -47,6 +47,7 @@ import numpy as np
 
 from cosyvoice.audio.io import write_wav_atomic
 from cosyvoice.errors import ConflictError, NotFoundError, TextError
+from cosyvoice.files import write_json_atomic
 from cosyvoice.voice.blend import Blend, parse_blend
 from cosyvoice.voice.profile import VoiceProfile
 from cosyvoice.voice.space import CloneTarget, PromptVoice
@@ -238,7 +239,7 @@ class VoiceStore:
                 raise ConflictError(f"a voice called {new!r} is already saved")
             meta = json.loads((voice.path / PROFILE_FILE).read_text(encoding="utf-8"))
             meta["name"] = new
-            _write_json(voice.path / PROFILE_FILE, meta)
+            write_json_atomic(voice.path / PROFILE_FILE, meta)
             target = self.root / slug(new)
             if target != voice.path:
                 os.rename(voice.path, target)
@@ -264,7 +265,7 @@ class VoiceStore:
             try:
                 if write is not None:
                     write(tmp)
-                _write_json(tmp / PROFILE_FILE, meta)
+                write_json_atomic(tmp / PROFILE_FILE, meta)
                 os.rename(tmp, target)
             except BaseException:
                 shutil.rmtree(tmp, ignore_errors=True)
@@ -360,16 +361,3 @@ def _check_transcript(text: object) -> str:
                         f"{TRANSCRIPT_MAX}")
     return text
 
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    """Write to a temp file in the same folder, fsync, rename over ``path``."""
-    fd, tmp = tempfile.mkstemp(prefix=".partial-", suffix=".json", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, ensure_ascii=False, indent=1)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
