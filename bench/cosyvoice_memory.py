@@ -2,7 +2,7 @@
 after unload.
 
     PYTHONPATH=. .venv/bin/python bench/cosyvoice_memory.py [--folder DIR] [--version 3]
-        [--requests 100] [--text "Hello there."]
+        [--requests 100] [--text "Hello there."] [--gap 0]
 
 Starts app.py (temporary dirs) with ``--engine cosyvoice<version>`` and no folder, so the
 engine starts unloaded; reads the process's RSS from /proc once every model has settled
@@ -14,7 +14,9 @@ spk2info voice, a fixed seed) reading RSS after each, then unloads the model. Wi
 to tell what the first cycle keeps for good (imported libraries) from a per-cycle leak.
 Growth over the requests is counted from after the first one (its one-time allocations,
 e.g. the frontend's caches, are reported apart); the issue's bar: ≤ 5 MB over 100
-requests, unload within 50 MB of pre-load.
+requests, unload within 50 MB of pre-load. ``--gap S`` waits S seconds between requests, as a
+person clicking Generate does: past 10 s the web framework's idle worker thread has exited and
+the next request comes in on a new one (what cosyvoice/lifecycle/compute.py is about).
 """
 
 from __future__ import annotations
@@ -67,6 +69,8 @@ def main() -> int:
     ap.add_argument("--text", default="Hello there.")
     ap.add_argument("--cycles", type=int, choices=(1, 2), default=2,
                     help="2: a second load, request and unload after the first unload")
+    ap.add_argument("--gap", type=float, default=0.0,
+                    help="seconds between requests (>10: each comes in on a new thread)")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-cv-mem-"))
     folder = args.folder
@@ -92,7 +96,8 @@ def main() -> int:
         voice = next(iter(httpx.get(f"{app.url}/api/v1/engine?name={name}",
                                     timeout=30).json()["voices"]))
         after, seconds = [], []
-        for _ in range(args.requests):
+        for i in range(args.requests):
+            time.sleep(args.gap if i else 0.0)
             seconds.append(speak(app, name, voice, args.text))
             after.append(rss(app))
             print(f"request {len(after)}: {after[-1]:.1f} MB, {seconds[-1]:.2f} s",
@@ -116,8 +121,8 @@ def main() -> int:
     window = max(1, min(10, (len(after) - 1) // 2))
     growth = (min(after[-window:]) - min(after[1:1 + window])) if len(after) > 1 else 0.0
     print(f"# CosyVoice{args.version} app RSS on {machine()}")
-    print(f"folder: {folder}; {args.requests} requests of {args.text!r} (voice {voice}), "
-          f"median {sorted(seconds)[len(seconds) // 2]:.2f} s wall each")
+    print(f"folder: {folder}; {args.requests} requests of {args.text!r} (voice {voice}, "
+          f"{args.gap:g} s apart), median {sorted(seconds)[len(seconds) // 2]:.2f} s wall each")
     print(f"RSS before load: {pre:.1f} MB")
     print(f"RSS after load:  {loaded:.1f} MB (+{loaded - pre:.1f} MB, {load_s:.1f} s)")
     print(f"RSS after request 1: {after[0]:.1f} MB (+{after[0] - loaded:.1f} MB first request)")

@@ -1,7 +1,7 @@
 """What a CosyVoice load/unload cycle leaves in the process, step by step, in one process.
 
     PYTHONPATH=. .venv/bin/python bench/cosyvoice_residue.py [--folder DIR] [--version 3]
-        [--cycles 2]
+        [--cycles 2] [--threads K [--compute]]
 
 The app's first unload of a CosyVoice folder ended ~97 MB above its pre-load RSS, and a second
 cycle returned to the first unload's level (bench/cosyvoice_memory.py). This splits that
@@ -10,6 +10,12 @@ the runtime's modules and libraries alone (transformers, tokenizers, onnxruntime
 after load, after one request, after ``close()`` + ``gc.collect()``, and after glibc's
 ``malloc_trim(0)`` (free heap pages given back to the OS), for each cycle. Without ``--folder``
 a tiny folder is made by tests/cosyvoice_folder.py.
+
+``--threads K``: each cycle after the first sends K requests, each from a new thread (as the
+web framework's worker threads come and go), with torch's 2 intra-op threads; ``--compute``
+sends them through the engines' long-lived compute threads (cosyvoice/lifecycle/compute.py)
+instead. The first cycle runs on the main thread either way, so later cycles' rows against
+it show what the threads left behind.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import gc
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,18 +41,30 @@ def rss_mb() -> float:
     raise RuntimeError("no VmRSS in /proc/self/status")
 
 
+def request(synth, text: str) -> None:
+    import torch
+
+    with torch.inference_mode():
+        wav = list(synth.tts(synth.sft(text, synth.speakers[0]), seed=1))
+    del wav
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--folder", type=Path)
     ap.add_argument("--version", type=int, choices=(2, 3), default=3)
     ap.add_argument("--cycles", type=int, default=2)
     ap.add_argument("--text", default="Hi.")
+    ap.add_argument("--threads", type=int, default=0,
+                    help="requests per cycle after the first, each from a new thread")
+    ap.add_argument("--compute", action="store_true",
+                    help="--threads' requests run through ComputeThreads")
     args = ap.parse_args()
     import torch
 
     from cosyvoice.lifecycle import resources
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(2 if args.threads else 1)
     folder = args.folder
     if folder is None:  # made in another process: making it imports the runtime here
         folder = Path(tempfile.mkdtemp(prefix="cv-residue-")) / "folder"
@@ -61,6 +80,7 @@ def main() -> int:
     import transformers  # noqa: F401
 
     rows.append(("+ transformers, tokenizers, onnxruntime imported", rss_mb()))
+    from cosyvoice.lifecycle.compute import ComputeThreads
     from cosyvoice.runtime.synthesis import CosyVoiceSynth
 
     gc.collect()
@@ -69,10 +89,20 @@ def main() -> int:
     for cycle in range(1, args.cycles + 1):
         synth = CosyVoiceSynth.load(folder, args.version)
         rows.append((f"cycle {cycle}: loaded", rss_mb()))
-        with torch.inference_mode():
-            wav = list(synth.tts(synth.sft(args.text, synth.speakers[0]), seed=1))
-        del wav
-        rows.append((f"cycle {cycle}: after one request", rss_mb()))
+        if cycle == 1 or not args.threads:
+            request(synth, args.text)
+            rows.append((f"cycle {cycle}: after one request", rss_mb()))
+        else:
+            pool = ComputeThreads() if args.compute else None
+            for _ in range(args.threads):
+                thread = threading.Thread(
+                    target=pool.call if pool else request,
+                    args=(request, synth, args.text) if pool else (synth, args.text))
+                thread.start()
+                thread.join()
+            via = "through ComputeThreads" if pool else "directly"
+            rows.append((f"cycle {cycle}: after {args.threads} requests from new threads, "
+                         f"{via}", rss_mb()))
         synth.close()
         del synth
         gc.collect()

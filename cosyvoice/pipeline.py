@@ -42,6 +42,7 @@ from cosyvoice.engine.base import (
 from cosyvoice.errors import ModelError, PromptError, TextError
 from cosyvoice.frontend.lexicon import Lexicon
 from cosyvoice.frontend.plan import Sentence, main_language, plan_text
+from cosyvoice.lifecycle.compute import ComputeThreads
 from cosyvoice.lifecycle.drain import RequestTracker
 from cosyvoice.lifecycle.manager import ModelManager
 from cosyvoice.lifecycle.oom import call_with_oom_retry
@@ -150,6 +151,9 @@ class Synthesizer:
         reserved = tuple(v for e in self.engines.values() for v in e.capabilities.voices)
         self.voices = VoiceStore.for_settings(settings, reserved=reserved)
         self.lexicon = Lexicon.for_settings(settings)  # models/lexicon.json, read on change
+        # The engines run on these long-lived threads, not on whichever thread the caller
+        # was lent (see cosyvoice/lifecycle/compute.py); shared by the views of using().
+        self.compute = ComputeThreads()
 
     # ---- engines ----------------------------------------------------------------------
     def using(self, name: str | None) -> Synthesizer:
@@ -378,7 +382,7 @@ class Synthesizer:
         heard = 0  # samples of the sentence's pieces so far
         t0, first_s, tokens, llm_s = time.perf_counter(), None, 0, 0.0
         start, yielded = True, False
-        for chunk in chunks:
+        for chunk in self.compute.iterate(chunks):
             if first_s is None:
                 first_s = time.perf_counter() - t0
             tokens, llm_s = tokens + chunk.llm_tokens, llm_s + chunk.llm_s
