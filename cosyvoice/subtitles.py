@@ -7,11 +7,12 @@ synthesis, the items of a dialogue or a batch job — and are written by one for
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+
+from cosyvoice.files import write_text_atomic
 
 _BLANK_LINES = re.compile(r"\n\s*\n+")
 
@@ -70,9 +71,6 @@ def write_beside(audio_path: str | Path, cues: Iterable[Cue]) -> tuple[Path, Pat
     cues = list(cues)
     out = []
     for suffix, text in ((".srt", to_srt(cues)), (".vtt", to_vtt(cues))):
-        path = Path(audio_path).with_suffix(suffix)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-        out.append(path)
+        out.append(write_text_atomic(Path(audio_path).with_suffix(suffix), text,
+                                     durable=False))
     return out[0], out[1]

@@ -23,6 +23,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from cosyvoice.errors import NotFoundError, TextError
+from cosyvoice.files import write_json_atomic
 from cosyvoice.frontend.pronunciation import LANGS, Reading, parse_reading
 
 logger = logging.getLogger(__name__)
@@ -115,10 +116,7 @@ class Lexicon:
         data: dict[str, dict[str, str]] = {lang: {} for lang in LANGS}
         for r in sorted(entries.values(), key=lambda r: (r.lang, r.word.lower())):
             data[r.lang][r.word] = r.text
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", "utf-8")
-        os.replace(tmp, self.path)
+        write_json_atomic(self.path, data)
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:

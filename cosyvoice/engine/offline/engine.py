@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from cosyvoice.audio.join import join_runs
 from cosyvoice.engine.base import SPEED_RANGE, EngineChunk, EngineRequest
 from cosyvoice.engine.offline import CAPABILITIES, KOKORO, PRESET_VOICES
 from cosyvoice.errors import TextError
+from cosyvoice.files import write_json_atomic
 from cosyvoice.frontend.plan import main_language, run_parts
 from cosyvoice.lifecycle.manager import ModelManager
 from cosyvoice.prosody.instruct import parse_instruction
@@ -357,13 +357,9 @@ class OfflineEngine:
 
 def _write_json(path: Path, data: dict) -> None:
     """Write ``data`` atomically; a folder that takes no files only costs the cache."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(data))
-        os.replace(tmp, path)
+        write_json_atomic(path, data, indent=None, durable=False)
     except OSError as e:
-        tmp.unlink(missing_ok=True)
         logger.warning("source profile not cached in %s: %s", path.parent, e)
 
 
