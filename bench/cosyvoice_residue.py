@@ -86,6 +86,7 @@ def main() -> int:
     gc.collect()
     resources.trim_heap()
     rows.append(("+ cosyvoice.runtime.synthesis imported (all runtime modules)", rss_mb()))
+    pool = ComputeThreads() if args.compute else None  # one for the run, as the app has
     for cycle in range(1, args.cycles + 1):
         synth = CosyVoiceSynth.load(folder, args.version)
         rows.append((f"cycle {cycle}: loaded", rss_mb()))
@@ -93,7 +94,6 @@ def main() -> int:
             request(synth, args.text)
             rows.append((f"cycle {cycle}: after one request", rss_mb()))
         else:
-            pool = ComputeThreads() if args.compute else None
             for _ in range(args.threads):
                 thread = threading.Thread(
                     target=pool.call if pool else request,

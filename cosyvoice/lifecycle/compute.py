@@ -4,13 +4,14 @@ Every request used to run its engine in whichever worker thread the web framewor
 (anyio's pool, whose idle threads exit after 10 s, and gradio's). Each new thread that runs
 torch's parallel kernels gets its own glibc arena and OpenMP team, and an arena that once
 held a large model's activations keeps pages that ``malloc_trim`` cannot give back. Measured
-on a real-size CosyVoice3 folder (one process, 2 cores, torch 2 threads): one load, requests
-from 1 / 4 / 8 / 32 fresh threads, unload, ``malloc_trim(0)`` → +5.6 / +46.6 / +90.5 /
-+92.7 MB above the first unload (bounded by the arena count, but it is what pushed the app's
-unload reading past its 50 MB bar). Running the engines on these threads instead — started
-when more requests run at once than ever before (the gate bounds that), never retired, the
-most recently used one first — keeps that at the one-thread figure. The caller's thread keeps
-everything else (gate, tracker, joiner).
+on a real-size CosyVoice3 folder in one process (``bench/cosyvoice_residue.py --threads 8``,
+2 cores, torch 2 threads): 8 requests from 8 fresh threads, unload, ``malloc_trim(0)`` → +92.9
+MB above the first cycle's unload (bounded by the arena count; the app's real-size unload
+readings had varied from +28 to +58 MB over pre-load). The same requests run on these threads
+(``--compute``: a thread is started when more requests run at once than ever before — the gate
+bounds that — and never retired; the most recently used one is lent first): +15.5 MB, one new
+thread's first use, and a third cycle adds +1.1 MB. The caller's thread keeps everything else
+(gate, tracker, joiner).
 """
 
 from __future__ import annotations
