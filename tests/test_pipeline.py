@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -136,3 +138,29 @@ def test_a_request_without_a_voice_gets_its_languages_default(synth):
         assert (english, mandarin, mixed) == ("af_heart", "zm_yunxi", "zm_yunxi")
     else:
         assert english == mandarin == mixed == "joe"
+
+
+def test_every_request_runs_its_engine_on_one_long_lived_compute_thread(synth, monkeypatch):
+    """Requests arrive on web worker threads that come and go; the engine's steps must not
+    follow them (each new thread that ran a model kept memory after unload:
+    cosyvoice/lifecycle/compute.py)."""
+    steps: list[str] = []
+    real = synth.engine.synthesize
+
+    def recording(request):
+        for chunk in real(request):
+            steps.append(threading.current_thread().name)
+            yield chunk
+
+    monkeypatch.setattr(synth.engine, "synthesize", recording)
+    req = SynthesisRequest(text="Short one. And another.", voice="joe", seed=1)
+    callers = set()
+    for _ in range(3):  # one after another, each from a new thread
+        t = threading.Thread(target=synth.synthesize, args=(req,))
+        t.start()
+        callers.add(t.name)
+        t.join()
+    streamed = list(synth.stream(req))  # a stream, from this thread
+    assert len(streamed) == 2 and len(steps) == 8
+    assert set(steps) == {"compute-0"}  # one thread for all, none of the callers
+    assert not callers & set(steps) and synth.compute.started == 1
