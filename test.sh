@@ -19,4 +19,8 @@ fi
 PY="$HERE/.venv/bin/python"
 "$PY" -m pip install -q -r requirements-dev.txt
 "$PY" -m ruff check .
-"$PY" -m pytest "$@"
+# Two worker processes, each taking whole files (a file's app and models start once per
+# worker): much of the suite waits on app starts, subprocesses and the browser, so one
+# process leaves a core idle (timings in the README's "Tests" section). TEST_WORKERS=0 runs
+# everything in this process; pytest arguments given to test.sh come last and win.
+"$PY" -m pytest -n "${TEST_WORKERS:-2}" --dist loadfile "$@"
