@@ -63,29 +63,12 @@ import psutil  # noqa: E402
 import torch  # noqa: E402
 
 from bench._common import machine, real_prompt  # noqa: E402
-from bench.cosyvoice_gpu_standalone import memory_verdict  # noqa: E402
+from bench.cosyvoice_gpu_standalone import fmt, memory_verdict, reading  # noqa: E402
 
 MB = 2**20
 ENGINE = "cosyvoice3"
 TEXT = "Hi."  # clone mode: the length rule counts the text alone, so ≤ 40 tokens a request
 PROMPT_TEXT = "And the award goes to someone who has been there for a long time."
-
-
-def reading(device: str) -> dict[str, float]:
-    """RSS, and on CUDA the caching allocator's allocated / reserved bytes, in MB."""
-    out = {"rss": psutil.Process().memory_info().rss / MB}
-    if device.startswith("cuda"):
-        torch.cuda.synchronize(device)
-        out["alloc"] = torch.cuda.memory_allocated(device) / MB
-        out["reserved"] = torch.cuda.memory_reserved(device) / MB
-    return out
-
-
-def fmt(r: dict[str, float]) -> str:
-    text = f"RSS {r['rss']:.1f} MB"
-    if "alloc" in r:
-        text += f", allocated {r['alloc']:.1f} MB, reserved {r['reserved']:.1f} MB"
-    return text
 
 
 def make_services(folder: Path, device: str, dtype: str, work: Path):
