@@ -37,6 +37,7 @@ from cosyvoice.server.errors import (
 )
 from cosyvoice.server.gate import SynthesisGate
 from cosyvoice.server.lexicon_api import lexicon_router
+from cosyvoice.server.transcribe_api import transcribe_router
 from cosyvoice.server.voices_api import voices_router
 from cosyvoice.serving.replica import Job
 
@@ -191,6 +192,9 @@ def create_ingress_app(app_args: list[str], handle) -> FastAPI:
     # The user lexicon: one file under models/ with a file lock, which every replica's text
     # pass re-reads when it changes (the same shared folder as the saved voices).
     app.include_router(lexicon_router(synth.lexicon))
+    # Prompt transcription runs here, as ``prompt_text: "auto"`` already does (the recognizer
+    # loads on first use, in the ingress, under its gate).
+    app.include_router(transcribe_router(synth, gate))
     app.include_router(fallback_router(app, ("/api", "/v1", "/admin", "/health")))
     use_error_body_in_schema(app)
     return app

@@ -1,7 +1,7 @@
 """The app on a local Ray Serve cluster: 2 synthesis replicas (1 CPU each) behind the
-ingress. The REST and OpenAI tests of tests/server/test_api.py run unchanged against it, a
-load of 4 clients x 20 requests gets no 5xx and reaches both replicas, and the admin token
-is enforced at the ingress. Skipped where Ray is not installed (requirements-ray.txt)."""
+ingress. The REST and OpenAI tests of tests/server/test_api.py and the transcription API tests
+of tests/asr/test_surfaces.py run unchanged against it, a load of 4 clients x 20 requests gets
+no 5xx and reaches both replicas, and the admin token is enforced at the ingress. Skipped where Ray is not installed (requirements-ray.txt)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,11 @@ import pytest
 pytest.importorskip("ray.serve")
 
 from cosyvoice.serving.replica import REPLICA_HEADER  # noqa: E402
+from tests.asr.conftest import en_prompt, zh_prompt  # noqa: E402,F401  (their fixtures)
+from tests.asr.test_surfaces import (  # noqa: E402,F401  (run here against the Ray app)
+    test_the_api_refuses_in_the_one_error_shape,
+    test_the_api_transcribes_a_prompt,
+)
 from tests.conftest import ROOT, free_port, get_json  # noqa: E402
 from tests.server.test_api import (  # noqa: E402,F401  (run here against the Ray app)
     test_errors_are_json_with_a_message,
