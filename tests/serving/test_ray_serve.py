@@ -1,7 +1,8 @@
 """The app on a local Ray Serve cluster: 2 synthesis replicas (1 CPU each) behind the
 ingress. The REST and OpenAI tests of tests/server/test_api.py and the transcription API tests
 of tests/asr/test_surfaces.py run unchanged against it, a load of 4 clients x 20 requests gets
-no 5xx and reaches both replicas, and the admin token is enforced at the ingress. Skipped where Ray is not installed (requirements-ray.txt)."""
+no 5xx and reaches both replicas, and the admin token is enforced at the ingress. Skipped
+where Ray is not installed (requirements-ray.txt)."""
 
 from __future__ import annotations
 
