@@ -21,6 +21,12 @@ class BodyError(CosyVoiceError):
     http_status = 400
 
 
+class MediaTypeError(CosyVoiceError):
+    """The body's ``Content-Type`` is not one the route reads (JSON, a multipart form)."""
+
+    http_status = 415
+
+
 class TextError(CosyVoiceError):
     """The text to synthesize is empty, too long or unspeakable."""
 
@@ -37,6 +43,13 @@ class ModelError(CosyVoiceError):
     """A model could not be loaded or is not available."""
 
     http_status = 503
+
+
+class ModelActionError(CosyVoiceError):
+    """An admin action that cannot apply to that model (e.g. loading a built-in model from
+    a folder): retrying will not help, so a 422 rather than a 503."""
+
+    http_status = 422
 
 
 class BusyError(CosyVoiceError):

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from cosyvoice.errors import ModelError
+from cosyvoice.errors import ModelActionError, ModelError
 from cosyvoice.lifecycle import resources
 
 logger = logging.getLogger(__name__)
@@ -191,8 +191,7 @@ class ModelManager:
         rec = self._record(name)
         location = rec.spec.location
         if location is None:
-            raise ModelError(f"model {name} does not load from a folder; only "
-                             f"{', '.join(self.folder_models()) or 'none'} do")
+            raise ModelActionError(_no_folder_message(name, self.folder_models()))
         with rec.lock:
             serving = rec.state is ModelState.READY and rec.instance is not None
             old, location.path = location.path, str(path)
@@ -310,6 +309,17 @@ class ModelManager:
         rec.load_seconds, rec.loaded_at, rec.memory_bytes = seconds, time.time(), mem
         logger.info("model %s READY on %s in %.2f s (%.1f MB)", rec.spec.name, rec.device,
                     seconds, mem / 2**20)
+
+
+def _no_folder_message(name: str, folder_models: list[str]) -> str:
+    """Why ``name`` cannot load from a folder, and which models can."""
+    if not folder_models:
+        return (f"model {name} does not load from a folder, and no model of this app does: "
+                "start the app with --model-dir FOLDER (a released CosyVoice2/3 folder) to "
+                "add one")
+    which = ", ".join(folder_models)
+    verb = "does" if len(folder_models) == 1 else "do"
+    return f"model {name} does not load from a folder; only {which} {verb}"
 
 
 def _close(spec: ModelSpec, instance: Any) -> None:

@@ -27,7 +27,7 @@ import psutil
 from fastapi import APIRouter, Depends, Header, Request
 from fastapi.responses import JSONResponse
 
-from cosyvoice.errors import BusyError, CosyVoiceError, TextError, error_body
+from cosyvoice.errors import BusyError, CosyVoiceError, TextError
 from cosyvoice.lifecycle import resources
 from cosyvoice.lifecycle.manager import ModelManager
 from cosyvoice.lifecycle.restarts import RestartLog, launch_restart
@@ -424,7 +424,7 @@ async def _restart_body(request: Request) -> bool:
 def admin_router(actions: AdminActions) -> APIRouter:
     """``POST /admin/restart|reload|unload`` (token via ``X-Admin-Token`` or Bearer) and
     ``GET /admin/models``. Errors are the API's one shape (see :mod:`cosyvoice.server.api`)."""
-    from cosyvoice.server.errors import error_responses, json_object_or_empty
+    from cosyvoice.server.errors import error_response, error_responses, json_object_or_empty
 
     router = APIRouter(prefix="/admin", tags=["admin"])
 
@@ -456,9 +456,8 @@ def admin_router(actions: AdminActions) -> APIRouter:
         if not out["failed"]:
             return JSONResponse(out)
         why = "; ".join(f"{name}: {reason}" for name, reason in out["failed"].items())
-        body = error_body(503, f"reload failed ({why}); the old instances keep serving",
-                          "ModelError")
-        return JSONResponse({**body, **out}, status_code=503)
+        return error_response(503, f"reload failed ({why}); the old instances keep serving",
+                              "ModelError", extra=out)
 
     @router.post("/unload", responses=error_responses(400, 403, 422),
                  dependencies=[Depends(json_object_or_empty)])

@@ -4,7 +4,8 @@
 the app is not draining, start-up loading is done, and every required model can serve:
 READY, or UNLOADED on purpose (``--no-preload``, idle unload, an admin's unload), which
 loads on its first use — that request waits for the load. The body names those models
-in ``loads_on_first_use``. A required model LOADING, UNLOADING or FAILED makes it 503.
+in ``loads_on_first_use``. A required model LOADING, UNLOADING or FAILED makes it 503
+(with ``Retry-After``, as every 503 of the app).
 
 ``engines`` lists every served engine with its state and FAILED reason. A CosyVoice engine's
 model is not required: a bad folder leaves it FAILED (requests that name no engine then go to
@@ -13,6 +14,7 @@ the offline engine) while the app stays ready, so a watchdog never restart-loops
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -23,6 +25,8 @@ from fastapi.responses import JSONResponse
 
 from cosyvoice.lifecycle.drain import RequestTracker
 from cosyvoice.lifecycle.manager import ModelManager
+
+READY_POLL_S = 5  # a readiness 503 outside a drain: poll again this soon
 
 
 class AppState:
@@ -48,6 +52,14 @@ def readiness(manager: ModelManager, state: AppState) -> tuple[bool, str]:
     return (False, "models not ready: " + ", ".join(bad)) if bad else (True, "ready")
 
 
+def not_ready_retry_s(state: AppState) -> int:
+    """Retry-After of a 503 readiness: while draining, when the new process should be ready;
+    else a poll interval (start-up loading, a model loading)."""
+    if state.draining.is_set():
+        return max(1, math.ceil(state.requests.retry_after_s()))
+    return READY_POLL_S
+
+
 def health_router(manager: ModelManager, state: AppState,
                   engines: Callable[[], list[dict]] | None = None) -> APIRouter:
     router = APIRouter(tags=["health"])
@@ -65,6 +77,9 @@ def health_router(manager: ModelManager, state: AppState,
         body = {"ready": ok, "status": reason, "pid": os.getpid(),
                 "loads_on_first_use": later, "models": models,
                 "engines": engines() if engines is not None else []}
-        return JSONResponse(body, status_code=200 if ok else 503)
+        if ok:
+            return JSONResponse(body)
+        return JSONResponse(body, status_code=503,
+                            headers={"Retry-After": str(not_ready_retry_s(state))})
 
     return router
