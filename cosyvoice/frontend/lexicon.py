@@ -31,6 +31,8 @@ logger = logging.getLogger(__name__)
 FILE_NAME = "lexicon.json"
 LOCK_NAME = ".lexicon.lock"
 MAX_ENTRIES = 5000
+WORD_MAX = 40  # characters of a word (a lexicon word is matched in every request's text)
+READING_MAX = 200  # characters of its reading
 
 
 class Lexicon:
@@ -88,7 +90,7 @@ class Lexicon:
 
     def put(self, word: str, reading: str) -> Reading:
         """Add or change one word's reading."""
-        r = parse_reading(word, reading, "lexicon")
+        r = checked_entry(word, reading)
         with self._locked():
             entries = dict(self._read_now())
             entries[r.word.lower()] = r
@@ -151,8 +153,10 @@ def _parse(data) -> dict[str, Reading]:
                 raise TextError(f"\"{lang}\" must map words to readings / 词典格式错误")
             pairs += [(str(w), str(rd)) for w, rd in words.items()]
     entries: dict[str, Reading] = {}
+    if len(pairs) > MAX_ENTRIES:  # before any is parsed
+        _check_size(pairs)
     for word, reading in pairs:
-        r = parse_reading(word, reading, "lexicon")
+        r = checked_entry(word, reading)
         if r.word.lower() in entries:
             raise TextError(f"the word {r.word!r} is in the lexicon twice / 词条重复")
         entries[r.word.lower()] = r
@@ -160,7 +164,17 @@ def _parse(data) -> dict[str, Reading]:
     return entries
 
 
-def _check_size(entries: Mapping) -> None:
+def checked_entry(word: str, reading: str) -> Reading:
+    """One entry, checked the same way on every way in (REST PUT and POST, the UI's Lexicon
+    tab, the file at start): word and reading lengths, then the reading itself."""
+    for what, value, most in (("word", word, WORD_MAX), ("reading", reading, READING_MAX)):
+        if len(value.strip()) > most:
+            raise TextError(f"the {what} {value[:30]!r}… has {len(value.strip())} characters; "
+                            f"a lexicon {what} has at most {most} / 词条过长（最多 {most} 字）")
+    return parse_reading(word, reading, "lexicon")
+
+
+def _check_size(entries) -> None:
     if len(entries) > MAX_ENTRIES:
         raise TextError(f"the lexicon holds at most {MAX_ENTRIES} words / 词典最多 "
                         f"{MAX_ENTRIES} 个词条")

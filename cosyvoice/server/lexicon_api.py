@@ -16,15 +16,16 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
-from cosyvoice.frontend.lexicon import Lexicon
+from cosyvoice.frontend.lexicon import READING_MAX, WORD_MAX, Lexicon
 from cosyvoice.server.errors import error_responses, read_json
 
 
 class LexiconEntry(BaseModel):
     """``POST /api/v1/lexicon``: one word and its reading."""
 
-    word: str = Field(min_length=1, max_length=40, description="Chinese word or English word")
-    reading: str = Field(min_length=1, max_length=200, description=(
+    word: str = Field(min_length=1, max_length=WORD_MAX,
+                      description="Chinese word or English word")
+    reading: str = Field(min_length=1, max_length=READING_MAX, description=(
         "pinyin with tone numbers or marks (zhong4 yao4), or ARPAbet (T AH0 M EY1 T OW2)"))
 
 
@@ -40,9 +41,14 @@ def lexicon_router(lexicon: Lexicon) -> APIRouter:
         """Every word of the user lexicon and its reading."""
         return lexicon_body(lexicon)
 
-    @router.put("", responses=error_responses(400, 422))
+    @router.put("", responses=error_responses(400, 413, 415, 422),
+                openapi_extra={"requestBody": {"required": True, "content": {
+                    "application/json": {"schema": {"type": "object", "description":
+                        "{\"zh\": {word: reading}, \"en\": {...}} or {\"entries\": "
+                        "[{\"word\", \"reading\"}, ...]}"}}}}})
     async def put_lexicon(request: Request) -> dict:
-        """Replace the whole lexicon (every entry is checked before anything is written)."""
+        """Replace the whole lexicon: every entry is checked (the limits of POST, at most
+        5,000 words) before anything is written."""
         data = read_json(await request.body())  # unparsable or too deep: a 400
         await run_in_threadpool(lexicon.replace, data)
         return lexicon_body(lexicon)
