@@ -29,6 +29,10 @@ class Settings:
     port: int = field(default=7860, metadata=_help("port to listen on"))
     device: str = field(default="auto", metadata=_help("auto | cpu | cuda | cuda:N"))
     root_path: str = field(default="", metadata=_help("URL prefix behind a reverse proxy"))
+    allowed_origins: str = field(default="", metadata=_help(
+        "web origins (scheme://host[:port], comma-separated) whose pages may send POST, PUT, "
+        "PATCH and DELETE requests besides the app's own page (a proxy that rewrites Host; "
+        "an embedding site); empty = only the app's own"))
     engine: str = field(default="offline", metadata=_help(
         "the engine requests get when they name none: offline (the embedded default, always "
         "served), cosyvoice2 | cosyvoice3 (a released folder, --model-dir), or a plugin"))

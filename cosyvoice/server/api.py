@@ -21,7 +21,6 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
-from starlette.exceptions import HTTPException
 
 from cosyvoice.audio.encode import (
     check_format,
@@ -32,7 +31,6 @@ from cosyvoice.audio.encode import (
 )
 from cosyvoice.engine.base import SEED_MAX
 from cosyvoice.errors import (
-    BodyError,
     StorageError,
     TextError,
     UploadTooLargeError,
@@ -40,6 +38,7 @@ from cosyvoice.errors import (
 from cosyvoice.pipeline import SynthesisRequest, Synthesizer
 from cosyvoice.server.errors import (
     error_responses,
+    read_form,
     read_json,
     validate_body,
 )
@@ -110,28 +109,18 @@ class Api:
 
     # ---- request parsing ---------------------------------------------------------------
     async def parse_tts(self, request: Request) -> tuple[TtsBody, Path | None]:
+        """JSON, or a multipart form with an optional ``prompt`` file (the body guard lets
+        no other media type through, and no body over the route's limit)."""
         ctype = request.headers.get("content-type", "")
         if not ctype.startswith("multipart/form-data"):
-            self.check_length(request)
             return validate_body(TtsBody, read_json(await request.body())), None
-        self.check_length(request)
-        try:
-            form = await request.form(max_files=1, max_fields=20,
-                                      max_part_size=self.max_upload)
-        except HTTPException as e:  # starlette's malformed / too many parts
-            raise BodyError(f"invalid multipart form: {e.detail}; send text fields and at "
-                            "most one file, 'prompt'") from None
+        form = await read_form(request, "send text fields and at most one file, 'prompt'",
+                               max_part_size=self.max_upload)
         fields = {k: v for k, v in form.items() if not isinstance(v, UploadFile)}
         upload = form.get("prompt")
         body = validate_body(TtsBody, fields)
         prompt = await self.save_upload(upload) if isinstance(upload, UploadFile) else None
         return body, prompt
-
-    def check_length(self, request: Request) -> None:
-        length = request.headers.get("content-length")
-        if length and length.isdigit() and int(length) > self.max_upload + 64 * 1024:
-            raise UploadTooLargeError(f"upload is {int(length) / 2**20:.1f} MB; the limit is "
-                                      f"{self.max_upload / 2**20:.0f} MB")
 
     async def save_upload(self, upload: UploadFile) -> Path:
         """Store an upload as ``cache/uploads/<private dir>/<its own safe name>``, so that

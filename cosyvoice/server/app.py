@@ -26,6 +26,7 @@ from cosyvoice.server.errors import (
     use_error_body_in_schema,
 )
 from cosyvoice.server.gate import SynthesisGate
+from cosyvoice.server.guards import install_guards
 from cosyvoice.server.health import AppState, health_router
 from cosyvoice.server.jobs_api import jobs_router
 from cosyvoice.server.lexicon_api import lexicon_router
@@ -56,6 +57,7 @@ def create_app(manager: ModelManager, synth: Synthesizer, state: AppState) -> Fa
     app.state.gate = gate
     install_error_handlers(app)
     app.add_middleware(DrainGuard, tracker=state.requests)
+    install_guards(app, settings)  # outside the drain guard: origin, then body checks
     app.include_router(health_router(manager, state, synth.engine_states))
     app.include_router(api_router(synth, gate))
     app.include_router(dialogue_router(synth, gate))

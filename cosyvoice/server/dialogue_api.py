@@ -89,7 +89,6 @@ def dialogue_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
                      "schema": DialogueBody.model_json_schema()}}}})
     async def dialogue(request: Request) -> Response:
         """Render a dialogue script of several voices into one file."""
-        api.check_length(request)
         body = validate_body(DialogueBody, read_json(await request.body()))
 
         def work() -> Response:

@@ -11,13 +11,12 @@ from fastapi.responses import FileResponse, JSONResponse
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
-from starlette.exceptions import HTTPException
 
 from cosyvoice.engine.base import SEED_MAX
-from cosyvoice.errors import BodyError, TextError, UploadTooLargeError
+from cosyvoice.errors import TextError, UploadTooLargeError
 from cosyvoice.longform.jobs import result_zip
 from cosyvoice.longform.runner import JobRunner
-from cosyvoice.server.errors import error_responses, read_json, validate_body
+from cosyvoice.server.errors import error_responses, read_form, read_json, validate_body
 
 
 class JobBody(BaseModel):
@@ -38,17 +37,11 @@ class JobBody(BaseModel):
 
 
 async def parse_job(request: Request, max_bytes: int) -> JobBody:
-    length = request.headers.get("content-length")
-    if length and length.isdigit() and int(length) > max_bytes + 64 * 1024:
-        raise UploadTooLargeError(f"the job file is {int(length) / 2**20:.1f} MB; the limit "
-                                  f"is {max_bytes / 2**20:.0f} MB")
+    """JSON with ``content``, or a multipart form with one ``file`` (the body guard lets no
+    other media type through, and no body over --max-upload-mb)."""
     if not request.headers.get("content-type", "").startswith("multipart/form-data"):
         return validate_body(JobBody, read_json(await request.body()))
-    try:
-        form = await request.form(max_files=1, max_fields=20, max_part_size=max_bytes)
-    except HTTPException as e:
-        raise BodyError(f"invalid multipart form: {e.detail}; send fields and one 'file'"
-                        ) from None
+    form = await read_form(request, "send fields and one 'file'", max_part_size=max_bytes)
     fields = {k: v for k, v in form.items() if not isinstance(v, UploadFile)}
     upload = form.get("file")
     if not isinstance(upload, UploadFile):
@@ -70,7 +63,11 @@ def jobs_router(runner: JobRunner) -> APIRouter:
     max_bytes = int(runner.synth.settings.max_upload_mb * 2**20)
 
     @router.post("/api/v1/jobs", tags=["creator"], status_code=202,
-                 responses=error_responses(400, 413, 422, 429))
+                 responses=error_responses(400, 413, 415, 422, 429),
+                 openapi_extra={"requestBody": {"required": True, "content": {
+                     "application/json": {"schema": JobBody.model_json_schema()},
+                     "multipart/form-data": {"schema": {"type": "object", "properties": {
+                         "file": {"type": "string", "format": "binary"}}}}}}})
     async def submit(request: Request) -> JSONResponse:
         """Queue a batch job; answers 202 with its id and progress (poll GET /api/v1/jobs/ID)."""
         body = await parse_job(request, max_bytes)

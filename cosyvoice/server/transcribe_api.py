@@ -13,14 +13,13 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
-from starlette.exceptions import HTTPException
 
 from cosyvoice.asr.service import transcribe_file
 from cosyvoice.asr.transcriber import Transcript
-from cosyvoice.errors import BodyError, PromptError
+from cosyvoice.errors import PromptError
 from cosyvoice.pipeline import SynthesisRequest, Synthesizer
 from cosyvoice.server.api import Api, discard_upload
-from cosyvoice.server.errors import error_responses
+from cosyvoice.server.errors import error_responses, read_form
 from cosyvoice.server.gate import SynthesisGate
 
 AUTO = "auto"
@@ -74,16 +73,9 @@ def transcribe_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
         """What a prompt recording says, for the transcript box of clone mode: ``text``,
         ``language`` (detected or as asked), ``seconds`` (the time it took), the
         ``recognizer`` and ``audio_s`` (the speech it heard)."""
-        if not request.headers.get("content-type", "").startswith("multipart/form-data"):
-            raise BodyError("send multipart/form-data with the recording as the file "
-                            "'audio' and, optionally, 'language' (auto, en, zh, ...)")
-        api.check_length(request)
-        try:
-            form = await request.form(max_files=1, max_fields=3,
-                                      max_part_size=api.max_upload)
-        except HTTPException as e:
-            raise BodyError(f"invalid multipart form: {e.detail}; send the file 'audio' "
-                            "and, optionally, 'language'") from None
+        form = await read_form(request, "send the file 'audio' and, optionally, 'language' "
+                               "(auto, en, zh, ...)", max_fields=3,
+                               max_part_size=api.max_upload)
         upload, language = form.get("audio"), form.get("language")
         if not isinstance(upload, UploadFile):
             raise PromptError("attach the recording as the multipart file 'audio'")

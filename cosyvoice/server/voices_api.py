@@ -16,13 +16,12 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
-from starlette.exceptions import HTTPException
 
 from cosyvoice.audio.io import storage_error
-from cosyvoice.errors import BodyError, PromptError, TextError
+from cosyvoice.errors import PromptError, TextError
 from cosyvoice.pipeline import Synthesizer
 from cosyvoice.server.api import Api, discard_upload
-from cosyvoice.server.errors import error_responses
+from cosyvoice.server.errors import error_responses, read_form, read_json
 from cosyvoice.server.gate import SynthesisGate
 from cosyvoice.voice.store import (
     NAME_MAX,
@@ -85,19 +84,11 @@ def voices_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
     async def add_voice(request: Request) -> dict:
         """Save the voice of a prompt recording (multipart) or a voice blend (JSON) under a
         name."""
-        kind = request.headers.get("content-type", "")
-        api.check_length(request)
-        if kind.startswith("application/json"):
+        # The body guard lets only JSON (a blend) and multipart forms (a prompt) through.
+        if not request.headers.get("content-type", "").startswith("multipart/form-data"):
             return _summary(await _save_blend(synth, request))
-        if not kind.startswith("multipart/form-data"):
-            raise TextError("send multipart/form-data with fields 'name', optional "
-                            "'transcript', and a 'prompt' recording; or JSON "
-                            "{\"name\": ..., \"blend\": \"af_bella:2+af_sky:1\"}")
-        try:
-            form = await request.form(max_files=1, max_fields=5, max_part_size=64 * 1024)
-        except HTTPException as e:  # starlette's malformed / too many parts
-            raise BodyError(f"invalid multipart form: {e.detail}; send only the fields "
-                            "'name', 'transcript' and the file 'prompt'") from None
+        form = await read_form(request, "send only the fields 'name', 'transcript' and the "
+                               "file 'prompt'", max_fields=5, max_part_size=64 * 1024)
         upload = form.get("prompt")
         if not isinstance(upload, UploadFile):
             raise PromptError("attach the prompt recording as the multipart file 'prompt'")
@@ -141,14 +132,7 @@ def _refuse_builtin(synth: Synthesizer, name: str, what: str) -> None:
 
 
 async def _save_blend(synth: Synthesizer, request: Request) -> SavedVoice:
-    length = request.headers.get("content-length", "")
-    if length.isdigit() and int(length) > 16 * 1024:
-        raise BodyError(f"the JSON body is {int(length)} bytes; a blend needs under 16 KB")
-    try:
-        body = await request.json()
-    except ValueError:
-        raise BodyError("the body is not valid JSON; send {\"name\": ..., \"blend\": "
-                        "\"af_bella:2+af_sky:1\"}") from None
+    body = read_json(await request.body())
     if not isinstance(body, dict) or not isinstance(body.get("blend"), str):
         raise TextError("to save a voice blend send JSON {\"name\": ..., \"blend\": "
                         "\"af_bella:2+af_sky:1\"}; to save a prompt's voice send "

@@ -36,6 +36,7 @@ from cosyvoice.server.errors import (
     use_error_body_in_schema,
 )
 from cosyvoice.server.gate import SynthesisGate
+from cosyvoice.server.guards import install_guards
 from cosyvoice.server.lexicon_api import lexicon_router
 from cosyvoice.server.transcribe_api import transcribe_router
 from cosyvoice.server.voices_api import voices_router
@@ -186,6 +187,7 @@ def create_ingress_app(app_args: list[str], handle) -> FastAPI:
     gate = SynthesisGate(settings.concurrency, settings.queue_size, state.requests)
     app = FastAPI(title="CosyVoice WebUI on Ray Serve", version="0.1.0")
     install_error_handlers(app)
+    install_guards(app, settings)
     app.include_router(ingress_routes(handle, AdminActions(services.manager, state, settings)))
     app.include_router(api_router(synth, gate, RemoteApi(synth, gate, handle)))
     app.include_router(voices_router(synth, gate))
