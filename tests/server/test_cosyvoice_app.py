@@ -268,6 +268,8 @@ def test_a_bad_folder_fails_and_the_offline_engine_keeps_serving(cv_app, cv_fold
     assert _admin(cv_app, "unload").status_code == 200
     r = _admin(cv_app, "load", {"model_dir": str(bad)})
     assert r.status_code == 503 and "missing flow.pt" in r.json()["error"]["message"]
+    retry = r.headers["Retry-After"]  # every 503 carries one, and its message says it
+    assert int(retry) > 0 and f"Retry-After: {retry} s" in r.json()["error"]["message"]
     engine = _engine(cv_app, "cosyvoice3")
     assert engine["state"] == "FAILED" and "missing flow.pt" in engine["reason"]
     status, ready = get_json(cv_app.url + "/health/ready")
@@ -279,6 +281,7 @@ def test_a_bad_folder_fails_and_the_offline_engine_keeps_serving(cv_app, cv_fold
     r = _tts(cv_app, text="Hello there.", engine="cosyvoice3")
     message = r.json()["error"]["message"]
     assert r.status_code == 503 and "missing flow.pt" in message and "load" in message
+    assert int(r.headers["Retry-After"]) > 0
     # the good folder again: READY, and the default engine speaks again
     r = _admin(cv_app, "load", {"model_dir": str(cv_folder_v3)})
     assert r.status_code == 200 and r.json()["model"]["state"] == "READY"

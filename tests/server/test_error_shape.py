@@ -1,11 +1,14 @@
 """One error shape on every route, and bodies that cannot be parsed (issue #23, 1 and 3).
 
 Walks every operation of the real app's OpenAPI schema that takes a body (POST, PUT,
-PATCH) and sends it malformed bodies: not JSON, invalid UTF-8, truncated, a bare value,
-JSON nested 100,000 deep (Python's parser hits its recursion limit), an object nested
-5,000 deep inside a field, a broken multipart form. Every answer must be 400 or 422 in
-OpenAI's shape ``{"error": {"message", "type", "code"}}`` and nothing else, the app must
-stay ready, and nothing may appear in outputs/, the upload folder or the voices folder.
+PATCH) and sends it malformed bodies: not JSON, invalid UTF-8, UTF-16/UTF-32 JSON,
+truncated, a bare value, JSON nested 10,000 deep (Python's parser hits its recursion
+limit), an object nested 5,000 deep inside a field, a broken multipart form, one without
+its closing boundary, JSON sent as text/plain or form-urlencoded, a foreign charset. Every
+answer must be 400 or 422 in OpenAI's shape ``{"error": {"message", "type", "code"}}`` — or
+415 where the route does not read that media type (the media types the schema documents
+for it; JSON where it documents none) — the app must stay ready, and nothing may appear in
+outputs/, the upload folder or the voices folder (issue #35, 3 and 7).
 
 The walk runs against ``guarded_app`` (admin token required): were a body wrongly
 accepted by an admin route, the token check would answer 403 and fail the test, so no
@@ -24,7 +27,12 @@ from tests.server.conftest import ADMIN_TOKEN
 
 pytestmark = pytest.mark.slow
 
-DEEP = 100_000
+DEEP = 10_000  # far past the parser's recursion limit, within every body limit
+JSON_TEXT = '{"text": "Hello there.", "input": "Hello there.", "name": "x", "script": "[joe] Hi"}'
+BOUNDARY = "xyzBOUNDARY"
+FORM_PARTS = (f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="text"\r\n\r\nhello\r\n'
+              f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="prompt"; '
+              'filename="p.wav"\r\nContent-Type: audio/wav\r\n\r\nRIFF0000WAVE\r\n').encode()
 MALFORMED: dict[str, tuple[bytes, str]] = {
     "not-json": (b"text=hello&voice=joe", "application/json"),
     "invalid-utf8": (b'{"text": "\xff\xfe\xfa"}', "application/json"),
@@ -38,7 +46,18 @@ MALFORMED: dict[str, tuple[bytes, str]] = {
     "broken-multipart": (b"--xyz\r\nContent-Disposition: form-data; name=\"text\"\r\n\r\n"
                          b"hello\r\n--xy", "multipart/form-data; boundary=xyz"),
     "multipart-no-boundary": (b"hello", "multipart/form-data"),
+    "multipart-no-closing-boundary": (FORM_PARTS, f"multipart/form-data; boundary={BOUNDARY}"),
+    "multipart-cut-in-a-file": (FORM_PARTS[:-12], f"multipart/form-data; boundary={BOUNDARY}"),
+    "utf16-le": (JSON_TEXT.encode("utf-16-le"), "application/json"),
+    "utf16-bom": (JSON_TEXT.encode("utf-16"), "application/json"),
+    "utf32": (JSON_TEXT.encode("utf-32"), "application/json"),
+    "latin1": ('{"text": "Grüße"}'.encode("latin-1"), "application/json"),
+    "charset-utf16": (JSON_TEXT.encode("utf-16"), "application/json; charset=utf-16"),
+    "json-as-text-plain": (JSON_TEXT.encode(), "text/plain"),
+    "json-as-form-urlencoded": (JSON_TEXT.encode(), "application/x-www-form-urlencoded"),
+    "json-without-content-type": (JSON_TEXT.encode(), ""),
 }
+MEDIA = {"application/json": "application/json", "multipart/form-data": "multipart/form-data"}
 
 
 def assert_error_shape(r: httpx.Response, statuses: tuple[int, ...]) -> dict:
@@ -61,14 +80,27 @@ def _files(app: RunningApp) -> set:
     return {p for root in roots if root.exists() for p in root.rglob("*") if p.is_file()}
 
 
-def _operations(app: RunningApp) -> list[tuple[str, str]]:
+def _body_operations(app: RunningApp) -> list[tuple[str, str, set[str]]]:
+    """(method, path, the media types its schema documents; JSON where none) of every
+    operation that takes a body."""
     schema = httpx.get(app.url + "/openapi.json", timeout=30).json()
     ops = []
     for path, item in schema["paths"].items():
-        for method in item:
+        for method, op in item.items():
             if method in ("post", "put", "patch"):
-                ops.append((method.upper(), re.sub(r"\{[^}]+\}", "vocoder", path)))
+                media = set((op.get("requestBody") or {}).get("content", {}))
+                ops.append((method.upper(), re.sub(r"\{[^}]+\}", "vocoder", path),
+                            media or {"application/json"}))
     return ops
+
+
+def _operations(app: RunningApp) -> list[tuple[str, str]]:
+    return [(method, path) for method, path, _ in _body_operations(app)]
+
+
+def _media(ctype: str) -> str:
+    main = ctype.split(";")[0].strip()
+    return MEDIA.get(main, main or "none")
 
 
 def test_the_walk_covers_every_body_route(guarded_app):
@@ -84,12 +116,19 @@ def test_the_walk_covers_every_body_route(guarded_app):
 def test_every_route_refuses_malformed_bodies_in_one_shape(guarded_app, case):
     content, ctype = MALFORMED[case]
     before = _files(guarded_app)
-    for method, path in _operations(guarded_app):
-        r = httpx.request(method, guarded_app.url + path, content=content,
-                          headers={"content-type": ctype}, timeout=60)
+    for method, path, media in _body_operations(guarded_app):
+        headers = {"content-type": ctype} if ctype else {}
+        r = httpx.request(method, guarded_app.url + path, content=content, headers=headers,
+                          timeout=60)
+        if _media(ctype) not in media or "charset=utf-16" in ctype:
+            err = assert_error_shape(r, (415,))
+            assert err["type"] == "MediaTypeError", (path, err)
+            continue
         err = assert_error_shape(r, (400, 422))
         assert err["type"] in ("BodyError", "ValidationError", "TextError", "PromptError",
                                "VoiceNameError"), (path, err)
+        if case.startswith(("utf", "latin1", "multipart-no-closing", "multipart-cut")):
+            assert err["code"] == 400, (path, err)  # refused as unreadable, not misread
     assert guarded_app.ready()
     assert _files(guarded_app) == before
 
