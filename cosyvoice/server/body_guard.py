@@ -216,8 +216,8 @@ class BodyGuard:
         except Exception:
             if check.refusal is None or started:
                 raise
-            if not answered:
-                await _refuse(check.refusal, scope, receive, send)
+        if check.refusal is not None and not (answered or started):
+            await _refuse(check.refusal, scope, receive, send)  # the route answered nothing
 
 
 async def _refuse(error: CosyVoiceError, scope: dict, receive: Any, send: Any) -> None:

@@ -3,10 +3,12 @@ ingress): the origin check (:mod:`cosyvoice.server.origin_guard`) and the body r
 routes (:mod:`cosyvoice.server.body_guard`), derived from the settings here in one table.
 
 The limits: a JSON body may hold its longest valid content with every character written as
-``\\uXXXX`` (6 bytes), plus 64 KB for keys and spacing; an upload (a multipart form),
-``--max-upload-mb`` plus 64 KB for its other fields. A route not in the table takes a small
-JSON body (admin actions, renames); the Gradio routes take uploads (``/gradio_api/upload``)
-and the largest JSON body of any UI event (a full lexicon, a dialogue script).
+``\\uXXXX`` (6 bytes), plus 64 KB for keys and spacing, and at least 256 KB — so that a text
+somewhat over ``--max-text-chars`` still reaches the text check, whose message says by how
+much, while a body far over it is cut off; an upload (a multipart form), ``--max-upload-mb``
+plus 64 KB for its other fields. A route not in the table takes a small JSON body (admin
+actions, renames); the Gradio routes take uploads (``/gradio_api/upload``) and the largest
+JSON body of any UI event (a full lexicon, a dialogue script).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from cosyvoice.server.origin_guard import OriginGuard
 KB = 1024
 JSON_BYTES_PER_CHAR = 6  # a character escaped as \uXXXX
 JSON_SLACK = 64 * KB  # keys, punctuation, spacing, ignored fields
+JSON_FLOOR = 256 * KB  # the least any JSON route takes
 FORM_SLACK = 64 * KB  # an upload's other form fields and part headers
 # The other text fields of a synthesis body: instruction (1000), prompt_text (500), voice,
 # engine, mode.
@@ -31,6 +34,8 @@ API_PREFIXES = ("/api/", "/v1/", "/admin/", "/health/")
 
 def json_limit(chars: int, what: str) -> Limit:
     size = chars * JSON_BYTES_PER_CHAR + JSON_SLACK
+    if size <= JSON_FLOOR:
+        return Limit(JSON_FLOOR, f"{JSON_FLOOR // KB} KB")
     shown = f"{size / 2**20:.1f} MB" if size >= 2**20 else f"{size / KB:.0f} KB"
     return Limit(size, f"{shown} ({what})")
 
