@@ -66,3 +66,30 @@ def test_rest_routes(tmp_path):
     assert client.delete("/api/v1/lexicon/行").status_code == 200
     assert client.delete("/api/v1/lexicon/行").status_code == 404
     assert client.put("/api/v1/lexicon", content=b"{").status_code == 400
+
+
+def test_a_full_lexicon_keeps_the_text_pass_fast(tmp_path):
+    """MAX_ENTRIES words at the longest (issue #35, 5): the text pass of a short request took
+    seconds (a regex compiled per word, every request); a substring test comes first now.
+    The words that occur are still found, the longest first, whole words only."""
+    import time
+
+    from cosyvoice.frontend.lexicon import MAX_ENTRIES, READING_MAX, WORD_MAX
+
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    tail = "x" * (WORD_MAX - 33)
+    words = {("".join(letters[(i // 26**k) % 26] for k in range(4)) + " phrase") * 3 + tail:
+             ("AH0 " * (READING_MAX // 4)).strip() for i in range(MAX_ENTRIES - 2)}
+    words["tomato"] = "T AH0 M AA1 T OW2"
+    lex = Lexicon(tmp_path / "lexicon.json")
+    lex.replace({"en": words, "zh": {"朝阳": "chao2 yang2"}})
+    readings = lex.readings()
+    text = "A tomato in 朝阳, and tomatoes. Hello there, how are you today?"
+    times = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        sentences = plan_text(text, 1000, lexicon=readings)
+        times.append(time.perf_counter() - t0)
+    found = {w for s in sentences for run in s.runs for w in run.readings}
+    assert found == {"tomato", "朝阳"}
+    assert sorted(times)[2] < 0.25, times  # was ~4.5 s on 2 busy cores
