@@ -1,8 +1,11 @@
 """Kokoro's voice space: where each Kokoro voice sits for the speaker encoder, and how a
 cloning prompt maps to a blend of its nearest voices.
 
-Measured once at setup (``cosyvoice.tools.embed_kokoro_voices``, run by ``run.sh``) and
-kept in ``models/kokoro/voice_space.json``: for each spoken voice its language, the mean
+Shipped with the code (``cosyvoice/voice/voice_space.json``, measured with the pinned weights)
+and measured again only where the installed weights differ (``cosyvoice.tools.
+embed_kokoro_voices``, started by ``run.sh`` in the background into
+``models/kokoro/voice_space.json``; :func:`find_space` prefers that file): for each spoken
+voice its language, the mean
 GE2E embedding of a few fixed sentences it speaks (:data:`SENTENCES`), and its
 :class:`~cosyvoice.voice.profile.VoiceProfile` measured on the same audio (the adapter's
 source side). The file carries a key (:func:`space_key`: the model's and packs' recorded
@@ -33,6 +36,7 @@ logger = logging.getLogger(__name__)
 
 VERSION = 1
 FILE_NAME = "voice_space.json"
+SHIPPED = Path(__file__).resolve().parent / FILE_NAME  # measured with the pinned weights
 MAP_FILE = Path(__file__).resolve().parent / "clone_map_en.npz"  # the learned map (bench only)
 TOP_K = 3  # voices in a prompt's blend (bench/cloning_v2.py)
 TAU = 0.03  # similarity temperature of the blend weights (bench/cloning_v2.py)
@@ -152,6 +156,16 @@ class VoiceSpace:
 
     def profile_of(self, blend: Blend) -> VoiceProfile:
         return mix([(self.points[n].profile, w) for n, w in blend.parts])
+
+
+def find_space(kokoro_dir: Path, key: str) -> VoiceSpace | None:
+    """The voice space of the installed weights (``key``): the one measured here
+    (``kokoro_dir/voice_space.json``), else the shipped one; None when neither matches."""
+    for path in (Path(kokoro_dir) / FILE_NAME, SHIPPED):
+        space = VoiceSpace.read(path, key)
+        if space is not None:
+            return space
+    return None
 
 
 def mix(parts: list[tuple[VoiceProfile, float]]) -> VoiceProfile:

@@ -165,19 +165,64 @@ def _prompt(synth, path):
     return prompt.wav, prompt.sr, voice
 
 
+def test_the_shipped_space_matches_the_pinned_weights():
+    """The space shipped with the code is the one setup would measure: keyed by the pinned
+    packs, model, encoder and sentences (a change to any of them must re-ship it:
+    ``python -m cosyvoice.tools.embed_kokoro_voices --force`` and copy the file), and it
+    holds every English and Mandarin voice."""
+    import json
+
+    from cosyvoice.acoustic.kokoro import MANIFEST
+    from cosyvoice.voice.space import SHIPPED, current_key, voice_lang
+
+    space = VoiceSpace.read(SHIPPED, current_key())
+    assert space is not None, f"{SHIPPED} was measured with other weights or sentences"
+    packs = json.loads(MANIFEST.read_text("utf-8"))["voices"]["sha256"]
+    assert sorted(space.points) == sorted(v for v in packs if voice_lang(v) is not None)
+    assert len(space.points) == 36
+
+
+def test_check_says_whether_a_space_must_be_measured(tmp_path, monkeypatch, capsys):
+    """``--check`` (run.sh's setup step): 0 with the shipped space, 3 without any."""
+    import cosyvoice.voice.space as space_mod
+    from cosyvoice.tools.embed_kokoro_voices import main
+
+    assert main(["--dir", str(tmp_path), "--check"]) == 0
+    monkeypatch.setattr(space_mod, "SHIPPED", tmp_path / "nothing.json")
+    assert main(["--dir", str(tmp_path), "--check"]) == 3
+    assert "none matches" in capsys.readouterr().out
+    assert list(tmp_path.iterdir()) == []  # a check measures nothing
+
+
 @pytest.mark.slow
-def test_without_the_space_clone_falls_back_to_joe_and_says_so(tmp_path, real_female_prompt):
+def test_without_a_space_clone_falls_back_to_joe_then_finds_a_new_one(
+        tmp_path, models, monkeypatch, real_female_prompt):
+    """No space matches (weights other than the pinned ones, the background measurement
+    still running): clone mode uses joe + adapter and says so; once a measured file appears
+    in models/kokoro/, the next clone uses it without a restart."""
+    import shutil
+
+    import cosyvoice.engine.offline.engine as engine_mod
+    import cosyvoice.voice.space as space_mod
     from cosyvoice.engine.offline.engine import NO_SPACE_NOTE
     from cosyvoice.pipeline import SynthesisRequest
 
-    require_kokoro()
-    synth = local_services(tmp_path, models_dir=tmp_path / "models").synth  # no space file
-    out = synth.synthesize(SynthesisRequest(text=TEXT, mode="clone", seed=1,
-                                            prompt_path=str(real_female_prompt)))
+    monkeypatch.setattr(space_mod, "SHIPPED", tmp_path / "nothing.json")
+    monkeypatch.setattr(engine_mod, "SPACE_RECHECK_S", 0.0)
+    root = tmp_path / "models"
+    shutil.copytree(models, root, symlinks=True)
+    (root / "kokoro" / FILE_NAME).unlink()
+    synth = local_services(tmp_path, models_dir=root).synth
+    req = SynthesisRequest(text=TEXT, mode="clone", seed=1, prompt_path=str(real_female_prompt))
+    out = synth.synthesize(req)
     assert NO_SPACE_NOTE in out.notes
     assert not any(n.startswith("cloned from Kokoro") for n in out.notes)
     assert np.sqrt(np.mean(out.wav ** 2)) > 0.01
     assert synth.prompt_profile(real_female_prompt)[1].target is None
+
+    shutil.copy(models / "kokoro" / FILE_NAME, root / "kokoro" / FILE_NAME)  # measured now
+    again = synth.synthesize(req)
+    assert any(n.startswith("cloned from Kokoro") for n in again.notes), again.notes
 
 
 def test_blend_weights_of_a_saved_target_survive_json():
