@@ -75,10 +75,10 @@ def space_key(manifest: dict, encoder_path: Path) -> str:
 def current_key() -> str:
     """The key of a space measured now with the installed weights (the manifest's hashes:
     setup verified the files against them)."""
-    from cosyvoice.acoustic.kokoro import MANIFEST
+    from cosyvoice.assets import kokoro_manifest
     from cosyvoice.speaker.encoder import default_encoder_path
 
-    return space_key(json.loads(MANIFEST.read_text("utf-8")), default_encoder_path())
+    return space_key(kokoro_manifest(), default_encoder_path())
 
 
 @dataclass

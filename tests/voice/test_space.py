@@ -170,14 +170,13 @@ def test_the_shipped_space_matches_the_pinned_weights():
     packs, model, encoder and sentences (a change to any of them must re-ship it:
     ``python -m cosyvoice.tools.embed_kokoro_voices --force`` and copy the file), and it
     holds every English and Mandarin voice."""
-    import json
 
-    from cosyvoice.acoustic.kokoro import MANIFEST
+    from cosyvoice.assets import kokoro_manifest
     from cosyvoice.voice.space import SHIPPED, current_key, voice_lang
 
     space = VoiceSpace.read(SHIPPED, current_key())
     assert space is not None, f"{SHIPPED} was measured with other weights or sentences"
-    packs = json.loads(MANIFEST.read_text("utf-8"))["voices"]["sha256"]
+    packs = kokoro_manifest()["voices"]["sha256"]
     assert sorted(space.points) == sorted(v for v in packs if voice_lang(v) is not None)
     assert len(space.points) == 36
 
