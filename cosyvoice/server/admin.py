@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fcntl
 import hmac
+import html
 import json
 import logging
 import os
@@ -35,6 +36,7 @@ from cosyvoice.server.folder_box import build_folder_box
 from cosyvoice.server.health import AppState
 from cosyvoice.server.texts import bilingual, t
 from cosyvoice.settings import Settings
+from cosyvoice.state_files import DamagedFile, read_text, set_aside_files
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +44,7 @@ LOOPBACK_HOSTS = {"127.0.0.1", "::1", "localhost"}
 PROXY_HEADERS = ("forwarded", "x-forwarded-for", "x-real-ip")
 REFRESH_S = 3.0
 READY_POLL_TIMEOUT_S = 180
+MAX_SET_ASIDE_SHOWN = 5  # the newest damaged files named on the Models tab
 
 
 class AdminError(CosyVoiceError):
@@ -67,18 +70,23 @@ def resolve_admin_token(settings: Settings) -> str:
     if settings.admin_token:
         return settings.admin_token
     path = Path(settings.pidfile).parent / "admin_token"
-    try:
-        token = path.read_text().strip()
-        if token:
-            return token
-    except OSError:
-        pass
+    token = read_text(path, "admin token", _check_token)
+    if token:
+        return token
     token = secrets.token_urlsafe(24)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as f:
         f.write(token + "\n")
     logger.warning("admin token generated into %s (set --admin-token to choose one)", path)
+    return token
+
+
+def _check_token(text: str) -> str:
+    """A kept token: one line of printable ASCII without spaces (as generated or typed)."""
+    token = text.strip()
+    if not token or len(token) > 256 or not all("!" <= c <= "~" for c in token):
+        raise DamagedFile("not one line of printable characters")
     return token
 
 
@@ -238,11 +246,29 @@ def system_line(actions: AdminActions, lang: str, proc: psutil.Process) -> str:
         f"GPU {g['index']} {g['name']}: {g['used'] / 2**30:.1f} / {g['total'] / 2**30:.1f} GB"
         f" (app {g['process'] / 2**30:.2f} GB)" for g in gpus) or t("no_gpu", lang)
     uptime = int(time.time() - actions.state.started_at)
-    return t("system", lang).format(
+    line = t("system", lang).format(
         cpu=proc.cpu_percent(interval=None), rss=resources.rss_bytes() / 2**20,
         alloc=alloc["allocated"] / 2**20, reserved=alloc["reserved"] / 2**20, gpus=gpu_text,
         inflight=actions.state.requests.in_flight, uptime=f"{uptime // 60}m{uptime % 60:02d}s",
         restarts=len(actions.restart_log.entries()))
+    return line + set_aside_line(lang)
+
+
+def set_aside_line(lang: str) -> str:
+    """The damaged files set aside (:mod:`cosyvoice.state_files`), as a paragraph; "" when
+    none was."""
+    items = set_aside_files()
+    if not items:
+        return ""
+
+    def shown(path: str | None) -> str:
+        return html.escape(f"{Path(path).parent.name}/{Path(path).name}") if path else "-"
+
+    text = "; ".join(f"{i['what']} {shown(i['path'])} → {shown(i['moved_to'])} "
+                     f"({html.escape(i['reason'])})" for i in items[-MAX_SET_ASIDE_SHOWN:])
+    more = len(items) - MAX_SET_ASIDE_SHOWN
+    text += f"; +{more}" if more > 0 else ""
+    return "\n\n" + t("set_aside", lang).format(items=text.replace("`", "'"))
 
 
 # ---- the Gradio tab ------------------------------------------------------------------

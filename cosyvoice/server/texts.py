@@ -156,6 +156,10 @@ TEXTS: dict[str, tuple[str, str]] = {
                "{alloc:.0f} MB / 已保留 {reserved:.0f} MB · {gpus} · 进行中 {inflight} · "
                "运行 {uptime} · 重启次数 {restarts}"),
     "no_gpu": ("no GPU", "无 GPU"),
+    "set_aside": ("**Damaged files set aside** (renamed, kept; the app goes on without them — "
+                  "repair and rename back, or remove; /health/ready lists them): {items}",
+                  "**已移开的损坏文件**（已改名保留，应用照常运行——修复后改回原名或删除；"
+                  "/health/ready 中列出）：{items}"),
     "admin_token": ("Admin token (needed because the app listens beyond this machine)",
                     "管理员令牌（应用对外监听时需要）"),
     "reload_models": ("Reload models", "重新加载模型"),

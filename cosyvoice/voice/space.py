@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from cosyvoice.state_files import read_json
 from cosyvoice.voice.blend import Blend
 from cosyvoice.voice.profile import VoiceProfile
 
@@ -115,17 +116,22 @@ class VoiceSpace:
 
     @classmethod
     def from_dict(cls, d: dict) -> VoiceSpace:
+        """The space of a parsed file; ValueError (or the KeyError/TypeError of a missing or
+        mistyped field) when it is not one: every embedding must be a finite vector of one
+        length."""
         points = [VoicePoint.from_dict(v) for v in d["voices"]]
-        return cls(d["key"], {p.name: p for p in points}, float(d.get("seconds", 0.0)))
+        shapes = {p.embedding.shape for p in points}
+        if len(shapes) > 1 or any(len(s) != 1 for s in shapes) or not all(
+                np.isfinite(p.embedding).all() for p in points):
+            raise ValueError("the voices' embeddings are not finite vectors of one length")
+        return cls(str(d["key"]), {p.name: p for p in points}, float(d.get("seconds", 0.0)))
 
     @classmethod
     def read(cls, path: Path, key: str | None = None) -> VoiceSpace | None:
-        """The space stored at ``path``; None when missing, unreadable or (given ``key``)
-        measured with other weights."""
-        try:
-            space = cls.from_dict(json.loads(Path(path).read_text("utf-8")))
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            logger.debug("no voice space at %s: %s", path, e)
+        """The space stored at ``path``; None when missing, damaged (then set aside, so that
+        setup measures it again) or (given ``key``) measured with other weights."""
+        space = read_json(path, "Kokoro voice space", cls.from_dict)
+        if space is None:
             return None
         if key is not None and space.key != key:
             logger.info("voice space %s was measured with other weights; ignored", path)

@@ -6,6 +6,7 @@ falls back to joe + adapter and says so."""
 from __future__ import annotations
 
 import copy
+import json
 import time
 from pathlib import Path
 
@@ -274,3 +275,39 @@ def test_the_learned_map_keeps_to_a_sex_and_to_its_weights(tmp_path):
     assert clone_map.blend_for(prompt, k=1, sex="m").spec == "am_b:1"
     assert CloneMap.read(path, "other") is None
     assert CloneMap.read(tmp_path / "missing.npz", "k") is None
+
+
+def _small_space() -> dict:
+    rng = np.random.default_rng(0)
+    points = {n: VoicePoint(n, "en", (e := rng.normal(size=256).astype(np.float32))
+                            / np.linalg.norm(e), _profile(100.0 + i * 50, 500.0, -5.0))
+              for i, n in enumerate(VOICES)}
+    return VoiceSpace("k", points, 1.0).to_dict()
+
+
+def _damaged_spaces() -> dict[str, bytes]:
+    good = _small_space()
+    short = copy.deepcopy(good)
+    short["voices"][1]["embedding"] = short["voices"][1]["embedding"][:100]
+    nan = json.dumps(good).replace(str(good["voices"][0]["embedding"][3]), "NaN", 1)
+    typed = copy.deepcopy(good)
+    typed["voices"][2]["profile"]["f0_median_hz"] = "high"
+    text = json.dumps(good)
+    return {"empty": b"", "object": b"{}", "truncated": text[: len(text) // 2].encode(),
+            "binary": bytes(range(256)) * 8, "short-embedding": json.dumps(short).encode(),
+            "nan-embedding": nan.encode(), "profile-types": json.dumps(typed).encode(),
+            "voices-not-a-list": json.dumps({**good, "voices": "all"}).encode()}
+
+
+@pytest.mark.parametrize("kind", list(_damaged_spaces()))
+def test_a_damaged_space_is_set_aside_for_setup_to_measure_again(tmp_path, kind):
+    from cosyvoice.state_files import DAMAGED
+
+    path = tmp_path / FILE_NAME
+    path.write_text(json.dumps(_small_space()))
+    assert sorted(VoiceSpace.read(path, "k").points) == VOICES  # the good one reads
+    data = _damaged_spaces()[kind]
+    path.write_bytes(data)
+    assert VoiceSpace.read(path, "k") is None and not path.exists()
+    [aside] = tmp_path.glob(FILE_NAME + DAMAGED + "*")
+    assert aside.read_bytes() == data

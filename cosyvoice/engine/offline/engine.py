@@ -9,7 +9,6 @@ every call, so a reload or unload never leaves the engine holding a stale one.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import time
 from collections.abc import Iterator
@@ -32,6 +31,7 @@ from cosyvoice.prosody.style import Style, load_emotion_rules
 from cosyvoice.settings import Settings
 from cosyvoice.speaker.cache import LruCache, audio_key
 from cosyvoice.speaker.validation import PromptAudio
+from cosyvoice.state_files import read_json
 from cosyvoice.voice.blend import is_blend_spec
 from cosyvoice.voice.space import PromptVoice
 
@@ -146,9 +146,8 @@ class OfflineEngine:
         if profile is not None:
             return profile
         path = self._profile_file(name)
-        try:
-            profile = VoiceProfile.from_dict(json.loads(path.read_text()))
-        except (OSError, ValueError):
+        profile = read_json(path, "source-profile cache", VoiceProfile.from_dict)
+        if profile is None:  # missing, or damaged and set aside: measured again
             wav, sr, _ = self._speak(name, CALIBRATION_PARTS[name], 1.0, 0, None)
             profile = VoiceProfile.from_audio(wav, sr, self._adapter().mel)
             logger.info("measured the source profile of %s (F0 median %.0f Hz)", name,
