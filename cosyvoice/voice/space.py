@@ -167,11 +167,15 @@ class VoiceSpace:
 def find_space(kokoro_dir: Path, key: str) -> VoiceSpace | None:
     """The voice space of the installed weights (``key``): the one measured here
     (``kokoro_dir/voice_space.json``), else the shipped one; None when neither matches."""
-    for path in (Path(kokoro_dir) / FILE_NAME, SHIPPED):
-        space = VoiceSpace.read(path, key)
-        if space is not None:
-            return space
-    return None
+    measured = VoiceSpace.read(Path(kokoro_dir) / FILE_NAME, key)
+    if measured is not None:
+        return measured
+    # The shipped file is part of the code, not state: read as is, never set aside (a test
+    # checks that it matches the pinned weights); a checkout without it has none.
+    if not SHIPPED.is_file():
+        return None
+    space = VoiceSpace.from_dict(json.loads(SHIPPED.read_text("utf-8")))
+    return space if space.key == key else None
 
 
 def mix(parts: list[tuple[VoiceProfile, float]]) -> VoiceProfile:

@@ -11,7 +11,7 @@ import json
 import httpx
 import pytest
 
-from cosyvoice.cli_longform import multipart
+from cosyvoice.cli.jobs import multipart
 from cosyvoice.errors import TextError
 from cosyvoice.longform.dialogue import parse_script
 from cosyvoice.longform.sources import parse_source
