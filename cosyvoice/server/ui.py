@@ -29,6 +29,7 @@ from cosyvoice.server.admin import AdminActions, build_models_panel
 from cosyvoice.server.gate import SynthesisGate
 from cosyvoice.server.texts import bilingual, t
 from cosyvoice.server.ui_dialogue import build_dialogue_tab
+from cosyvoice.server.ui_files import GuardedBlocks
 from cosyvoice.server.ui_history import history_table, remember, show_result
 from cosyvoice.server.ui_jobs import build_jobs_tab
 from cosyvoice.server.ui_lexicon import build_lexicon_tab
@@ -243,7 +244,9 @@ def build_ui(synth: Synthesizer, gate: SynthesisGate | None = None,
     """The Synthesis and Dialogue tabs, the Batch tab when a job runner is given, and the
     Models tab when ``admin`` actions are given."""
     settings = synth.settings
-    with gr.Blocks(title="CosyVoice WebUI", delete_cache=(3600, 3600)) as demo:
+    # Events take only files uploaded to this app, and give back only the app's results.
+    with GuardedBlocks(title="CosyVoice WebUI", delete_cache=(3600, 3600),
+                       result_dirs=[settings.outputs_dir, settings.jobs_dir]) as demo:
         c = _SynthesisTab(synth)
         c.header()
         with gr.Tab(t("tab_synthesis"), id="synthesis", elem_id="synthesis-tab") as synth_tab:
