@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 SPEED_RANGE = (0.5, 2.0)
 STRENGTH_RANGE = (0.0, 1.0)
 SEED_MAX = 2**31 - 1
+INSTRUCTION_MAX_CHARS = 1000  # the longest style instruction, on every surface
 
 # Every mode a surface knows how to ask for, with its help text; an engine offers a subset.
 MODE_HELP = {

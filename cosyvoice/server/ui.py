@@ -21,7 +21,7 @@ import numpy as np
 import soundfile as sf
 
 from cosyvoice.audio.io import write_wav_atomic
-from cosyvoice.engine.base import SEED_MAX, SPEED_RANGE, Capabilities
+from cosyvoice.engine.base import INSTRUCTION_MAX_CHARS, SEED_MAX, SPEED_RANGE, Capabilities
 from cosyvoice.errors import CosyVoiceError, TextError
 from cosyvoice.longform.runner import JobRunner
 from cosyvoice.pipeline import SynthesisRequest, Synthesizer
@@ -45,7 +45,6 @@ MODE_KEYS = {"preset": "mode_preset", "clone": "mode_clone",
              "cross_lingual": "mode_xlingual", "instruct": "mode_instruct"}
 STEP_KEYS = {"preset": "step_preset", "clone": "step_clone",
              "cross_lingual": "step_xlingual", "instruct": "step_instruct"}
-INSTRUCTION_MAX_CHARS = 300
 HISTORY_COLS = ("col_n", "col_time", "col_mode", "col_text", "col_seconds", "col_file")
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import gradio as gr
 
+from cosyvoice.engine.base import INSTRUCTION_MAX_CHARS
 from cosyvoice.errors import CosyVoiceError
 from cosyvoice.longform.jobs import result_zip
 from cosyvoice.longform.runner import JobRunner
@@ -91,7 +92,8 @@ def build_jobs_tab(runner: JobRunner, voices: list[tuple[str, str]]) -> None:
                                     label="Voice of items that name none / 默认音色",
                                     elem_id="job-voice")
                 instruction = gr.Textbox(label="Instruction (optional) / 指令（可选）",
-                                         max_length=300)
+                                         max_length=INSTRUCTION_MAX_CHARS,
+                                         elem_id="job-instruction")
                 submit = gr.Button("Start job / 开始任务", variant="primary",
                                    elem_id="job-submit")
             with gr.Column(scale=3):
