@@ -106,10 +106,15 @@ class GuardedBlocks(gr.Blocks):
                     raise gr.Error(NOT_A_RESULT, print_exception=False)
 
     def _is_file_output(self, block: Any) -> bool:
+        """Whether ``block``'s value is a file (its API schema, as gradio_client reads it);
+        layouts and components without a schema (a Button) are not."""
         key = id(block)
         if key not in self._gives_files:
-            api_info = getattr(block, "api_info", None)
-            self._gives_files[key] = bool(api_info) and value_is_file(api_info())
+            try:
+                schema = block.api_info() if hasattr(block, "api_info") else {}
+            except NotImplementedError:
+                schema = {}
+            self._gives_files[key] = bool(schema) and value_is_file(schema)
         return self._gives_files[key]
 
     async def preprocess_data(self, block_fn, inputs, state, explicit_call=False):

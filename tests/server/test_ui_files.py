@@ -46,9 +46,11 @@ def test_file_paths_walks_any_depth_without_recursion():
 
 def _echo_app(out) -> tuple[GuardedBlocks, object]:
     with GuardedBlocks(result_dirs=[out]) as demo:
-        box, upload, files = gr.Textbox(), gr.File(), gr.File()
+        box, upload, files, button = gr.Textbox(), gr.File(), gr.File(), gr.Button()
         box.submit(lambda p: p, box, files)
         upload.upload(lambda f: f, upload, box)
+        box.change(lambda p: (gr.update(value=p), gr.update(visible=True)), box,
+                   [button, box])
     return demo, demo.fns
 
 
@@ -77,3 +79,10 @@ def test_a_result_outside_the_app_folders_is_not_sent(folders):
             asyncio.run(demo.postprocess_data(echo, path, None))
     sent = asyncio.run(demo.postprocess_data(echo, str(out / "result.wav"), None))
     assert sent[0]["path"].startswith(str(upload))  # a copy in the cache, as usual
+
+
+def test_outputs_that_are_not_files_pass(folders):
+    """A Button (no API schema) or a Textbox given any text is not a file output."""
+    demo, fns = _echo_app(folders[1])
+    sent = asyncio.run(demo.postprocess_data(fns[2], ("/etc/passwd", "/etc/passwd"), None))
+    assert "/etc/passwd" in str(sent[0])
