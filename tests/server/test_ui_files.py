@@ -29,8 +29,9 @@ def test_lies_in_resolves_links_and_dots(folders):
     (upload / "link.txt").symlink_to(outside / "secret.txt")
     (upload / "loop").symlink_to(upload / "loop")
     assert lies_in(str(upload / "mine.txt"), [upload])
-    for path in (str(upload / "not-there.wav"), str(outside / "secret.txt"), str(upload / "link.txt"),
-                 f"{upload}/../outside/secret.txt", str(upload), f"{upload}/.",
+    for path in (str(upload / "not-there.wav"), str(outside / "secret.txt"),
+                 str(upload / "link.txt"), f"{upload}/../outside/secret.txt", str(upload),
+                 f"{upload}/.",
                  f"{upload}/mine.txt\x00", "http://127.0.0.1/x.wav", "", None, 7,
                  str(upload / "loop" / "x")):
         assert not lies_in(path, [upload]), path
