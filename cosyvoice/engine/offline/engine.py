@@ -21,7 +21,13 @@ from cosyvoice.acoustic.base import to_audio
 from cosyvoice.audio.io import resample
 from cosyvoice.audio.join import join_runs
 from cosyvoice.engine.base import SPEED_RANGE, EngineChunk, EngineRequest
-from cosyvoice.engine.offline import CAPABILITIES, KOKORO, PRESET_VOICES
+from cosyvoice.engine.offline import (
+    CAPABILITIES,
+    KOKORO,
+    PRESET_VOICES,
+    configured,
+    voice_space_file,
+)
 from cosyvoice.errors import TextError
 from cosyvoice.files import write_json_atomic
 from cosyvoice.frontend.plan import main_language, run_parts
@@ -84,6 +90,7 @@ class OfflineEngine:
         self._source_profiles: dict[str, object] = {}  # acoustic model name → profile
         self.emotion_rules = load_emotion_rules(settings.emotion_rules)
         self._settings = settings
+        self.capabilities = configured(settings)  # cloning as these settings make it
         self._space = None  # Kokoro's voice space (read once; None: not measured)
         self._space_read = False
 
@@ -118,10 +125,10 @@ class OfflineEngine:
         if not self._space_read:
             self._space_read = True
             if self._settings.clone_space and _kokoro_installed():
-                from cosyvoice.voice.space import FILE_NAME, VoiceSpace, current_key
+                from cosyvoice.voice.space import VoiceSpace, current_key
 
-                path = Path(self._settings.models_dir) / "kokoro" / FILE_NAME
-                self._space = VoiceSpace.read(path, current_key())
+                self._space = VoiceSpace.read(voice_space_file(self._settings),
+                                              current_key())
         return self._space
 
     def warm(self) -> None:
