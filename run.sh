@@ -16,6 +16,8 @@
 #                               requirements-ray.txt, start a local Ray cluster unless one
 #                               runs (RAY_NUM_CPUS, RAY_NUM_GPUS), `serve deploy` RAY_CONFIG
 #                               (deploy/ray/serve.yaml), wait for http://127.0.0.1:8000
+#   bash run.sh --ray-status    `serve status` of that cluster (with its token: the same as
+#                               RAY_AUTH_MODE=token .venv/bin/serve status)
 #   bash run.sh --ray-stop      shut the Serve application down and stop the local cluster
 # Environment: COSYVOICE_* settings (see `python app.py --help`), READY_TIMEOUT (s, 300).
 set -euo pipefail
@@ -176,13 +178,17 @@ main() {
       --) shift; app_args=("$@"); break ;;
       --ray) mode=ray ;;
       --ray-stop) mode=ray-stop ;;
-      -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+      --ray-status) mode=ray-status ;;
+      -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
       *) app_args+=("$1") ;;
     esac
     shift
   done
   if [ "$mode" = ray-stop ]; then
     ray_stop; exit 0
+  fi
+  if [ "$mode" = ray-status ]; then
+    ray_status; exit $?
   fi
   if [ "$mode" = status ]; then
     if pid="$(running_pid)"; then log "running, pid $pid"; exit 0; fi
@@ -269,7 +275,7 @@ ray_deploy() {
   fi
   log "deploying $config"
   "$VENV/bin/serve" deploy "$config" || die "serve deploy failed"
-  "$PY" - "$READY_TIMEOUT" <<'PYEOF' || die "the Ray app did not become ready (serve status)"
+  "$PY" - "$READY_TIMEOUT" <<'PYEOF' || die "the Ray app did not become ready (bash run.sh --ray-status)"
 import json, sys, time, urllib.request
 deadline = time.time() + float(sys.argv[1])
 while time.time() < deadline:
@@ -282,7 +288,15 @@ while time.time() < deadline:
     time.sleep(1)
 sys.exit(1)
 PYEOF
-  log "ready on Ray Serve: http://127.0.0.1:8000 (serve status; Prometheus metrics :8080)"
+  log "ready on Ray Serve: http://127.0.0.1:8000 (Prometheus metrics :8080)"
+  log "replicas: bash run.sh --ray-status  (or: RAY_AUTH_MODE=$RAY_AUTH_MODE .venv/bin/serve status)"
+}
+
+# The cluster's `ray`/`serve` commands need the mode it was started with: with token
+# authentication, a plain `serve status` gets "Authentication required".
+ray_status() {
+  [ -x "$VENV/bin/serve" ] || die "Ray is not installed (bash run.sh --ray installs it)"
+  RAY_AUTH_MODE="${RAY_AUTH_MODE:-token}" "$VENV/bin/serve" status
 }
 
 ray_stop() {

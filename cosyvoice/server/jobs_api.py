@@ -13,7 +13,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
 
-from cosyvoice.engine.base import SEED_MAX
+from cosyvoice.engine.base import INSTRUCTION_MAX_CHARS, SEED_MAX
 from cosyvoice.errors import BodyError, TextError, UploadTooLargeError
 from cosyvoice.longform.jobs import result_zip
 from cosyvoice.longform.runner import JobRunner
@@ -28,7 +28,8 @@ class JobBody(BaseModel):
     content: str = Field("", description="JSON bodies: the file's text (multipart: the file)")
     voice: str | None = Field(None, max_length=100, description="the voice of items that "
                               "name none; empty = the engine's default for the text")
-    instruction: str = Field("", max_length=1000, description="style of items that name none")
+    instruction: str = Field("", max_length=INSTRUCTION_MAX_CHARS,
+                             description="style of items that name none")
     engine: str | None = Field(None, max_length=40)
     speed: float = Field(1.0, ge=0.5, le=2.0)
     seed: int | None = Field(None, ge=0, le=SEED_MAX)

@@ -21,7 +21,13 @@ from cosyvoice.acoustic.base import to_audio
 from cosyvoice.audio.io import resample
 from cosyvoice.audio.join import join_runs
 from cosyvoice.engine.base import SPEED_RANGE, EngineChunk, EngineRequest
-from cosyvoice.engine.offline import CAPABILITIES, KOKORO, PRESET_VOICES
+from cosyvoice.engine.offline import (
+    CAPABILITIES,
+    KOKORO,
+    PRESET_VOICES,
+    configured,
+    voice_space_file,
+)
 from cosyvoice.errors import TextError
 from cosyvoice.files import write_json_atomic
 from cosyvoice.frontend.plan import main_language, run_parts
@@ -87,6 +93,7 @@ class OfflineEngine:
         self._source_profiles: dict[str, object] = {}  # acoustic model name → profile
         self.emotion_rules = load_emotion_rules(settings.emotion_rules)
         self._settings = settings
+        self.capabilities = configured(settings)  # cloning as these settings make it
         self._space = None  # Kokoro's voice space (None: none matches the weights yet)
         self._space_checked = -SPACE_RECHECK_S  # monotonic time of the last look
 
@@ -127,7 +134,7 @@ class OfflineEngine:
                 self._space_checked = now
                 from cosyvoice.voice.space import current_key, find_space
 
-                self._space = find_space(Path(self._settings.models_dir) / "kokoro",
+                self._space = find_space(voice_space_file(self._settings).parent,
                                          current_key())
         return self._space
 
