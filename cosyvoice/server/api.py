@@ -96,6 +96,8 @@ class SpeechBody(BaseModel):
     instructions: str | None = Field(None, max_length=INSTRUCTION_MAX_CHARS,
                                      description="style in words (emotion, speed, volume, "
                                      "pitch, dialect), as instruction")
+    seed: int | None = Field(None, ge=0, le=2**31 - 1, description="our extension (the "
+                             "openai client sends it with extra_body): same seed, same audio")
     stream_format: Literal["audio", "sse"] | None = Field(
         None, description="audio: pcm/wav sent in chunks as they are synthesized (an engine's "
         "token hops); left out: the whole file in one response, which a restart's drain "
@@ -381,7 +383,7 @@ def api_router(synth: Synthesizer, gate: SynthesisGate, api: Api | None = None) 
                             "instructions; leave 'instructions' empty")
         req = SynthesisRequest(text=body.input, voice=voice, speed=body.speed,
                                mode="instruct" if instruction else "preset",
-                               instruction=instruction, engine=engine)
+                               instruction=instruction, engine=engine, seed=body.seed)
         if body.stream_format == "sse":
             raise TextError("stream_format 'sse' is not supported; send 'audio' for chunked "
                             "pcm/wav, or leave it out for the whole file")
