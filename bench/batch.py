@@ -27,7 +27,7 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import machine  # noqa: E402
-from cosyvoice.cli_longform import multipart, request  # noqa: E402
+from cosyvoice.cli.jobs import multipart, request  # noqa: E402
 from tests.conftest import start_app, stop_app  # noqa: E402
 
 SUBJECTS = ["The old sailor", "A young clerk", "The miller's daughter", "Our neighbour",

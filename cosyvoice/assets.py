@@ -7,9 +7,18 @@ of them import torchaudio or heavy frameworks at import time).
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 from cosyvoice.errors import ModelError
+
+KOKORO_MANIFEST = Path(__file__).resolve().parent / "acoustic" / "kokoro_manifest.json"
+
+
+def kokoro_manifest() -> dict:
+    """The Kokoro files' sources and sha256 (``acoustic/kokoro_manifest.json``): what setup
+    fetches and verifies, what the model's config and the voice space's key are read from."""
+    return json.loads(KOKORO_MANIFEST.read_text("utf-8"))
 
 
 def package_dir(package: str, hint: str) -> Path:

@@ -32,6 +32,7 @@ import numpy as np
 from cosyvoice.audio.io import write_wav_atomic
 from cosyvoice.audio.join import ChunkJoiner
 from cosyvoice.engine.base import (
+    INSTRUCTION_MAX_CHARS,
     SEED_MAX,
     SPEED_RANGE,
     STRENGTH_RANGE,
@@ -58,6 +59,9 @@ logger = logging.getLogger(__name__)
 PROMPT_CACHE_SIZE = 8
 
 ProgressFn = Callable[[float, str], None]
+PROMPT_UNUSED_NOTE = ("the prompt recording was not used: {mode} mode speaks the chosen voice "
+                      "(choose a cloning mode to speak in the recording's voice) / "
+                      "未使用参考音频：该模式使用所选音色（如需复刻请选择复刻模式）")
 
 
 @dataclass
@@ -245,6 +249,10 @@ class Synthesizer:
         if req.mode in caps.transcript_modes and req.prompt_path and not req.prompt_text.strip():
             raise PromptError(f"the {caps.name} engine needs the prompt's transcript in "
                               f"{req.mode} mode: type what the recording says")
+        if len(req.instruction) > INSTRUCTION_MAX_CHARS:
+            raise TextError(f"the instruction is {len(req.instruction):,} characters; the limit "
+                            f"is {INSTRUCTION_MAX_CHARS:,}: describe the style in a sentence or "
+                            f"two / 指令最长 {INSTRUCTION_MAX_CHARS} 个字符")
         if req.mode == "instruct" and not req.instruction.strip():
             raise TextError("instruct mode needs an instruction, e.g. \"speak happily and a bit "
                             "faster\" or \"用四川话说这句话\" / 自然语言控制需要填写指令")
@@ -330,6 +338,8 @@ class Synthesizer:
             out.notes.extend(out.prompt.notes)
         elif self.uses_voice(req):
             out.saved_voice = saved
+            if req.prompt_path:
+                out.notes.append(PROMPT_UNUSED_NOTE.format(mode=req.mode))
         return out
 
     def validate_prompt(self, path: Path) -> PromptAudio:

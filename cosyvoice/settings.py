@@ -152,9 +152,12 @@ class Settings:
         return dataclasses.replace(base, **changes)
 
     def ensure_dirs(self) -> None:
+        """Make the app's folders; a file in the place of one is set aside."""
+        from cosyvoice.state_files import ensure_dir
+
         for path in (self.models_dir, self.outputs_dir, self.cache_dir, self.log_dir,
                      self.pidfile.parent):
-            Path(path).mkdir(parents=True, exist_ok=True)
+            ensure_dir(path, "folder")
 
     def to_dict(self) -> dict[str, Any]:
         items = dataclasses.asdict(self).items()

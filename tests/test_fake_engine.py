@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import urllib.request
+from itertools import pairwise
 
 import pytest
 import soundfile as sf
@@ -120,7 +121,7 @@ def test_timestamps_come_with_the_audio_for_any_engine(fake_app):
     cues = body["cues"]
     assert [c["text"] for c in cues] == ["Hello there, my friend.", "This is the second one.",
                                          "And a third."]
-    assert all(a["end"] <= b["start"] < b["end"] for a, b in zip(cues, cues[1:]))
+    assert all(a["end"] <= b["start"] < b["end"] for a, b in pairwise(cues))
     assert cues[-1]["end"] <= body["duration_s"]
     assert body["srt"].startswith("1\n00:00:00,") and body["vtt"].startswith("WEBVTT")
     assert body["words"] == []  # the fake engine knows no word durations

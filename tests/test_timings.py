@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import pytest
 
@@ -27,7 +29,7 @@ def test_sentence_cues_match_the_silences_in_the_audio(synth, text, voice):
     result = synth.synthesize(SynthesisRequest(text=text, voice=voice, seed=1))
     cues = result.cues
     assert len(cues) == result.sentences == 3
-    assert all(a.end_s <= b.start_s for a, b in zip(cues, cues[1:]))
+    assert all(a.end_s <= b.start_s for a, b in pairwise(cues))
     assert cues[-1].end_s <= result.duration_s
     assert max(boundary_errors(cues, result.wav, result.sample_rate)) <= 0.08
     srt = result.path.with_suffix(".srt").read_text("utf-8")
@@ -63,7 +65,7 @@ def test_mandarin_syllable_cues_follow_fastspeech2_durations(synth):
         text="今天天气很好。[pause:500ms] 我用iPhone打电话。", voice="baker", seed=1))
     words, cues = result.word_cues, result.cues
     assert "".join(w.text for w in words) == "今天天气很好我用打电话"
-    assert all(a.start_s <= a.end_s <= b.start_s for a, b in zip(words, words[1:]))
+    assert all(a.start_s <= a.end_s <= b.start_s for a, b in pairwise(words))
     # each sentence's first syllable starts where its speech starts, the last ends inside it
     assert abs(words[0].start_s - cues[0].start_s) < 0.04
     assert abs(words[6].start_s - cues[1].start_s) < 0.04

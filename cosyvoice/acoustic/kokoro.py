@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from cosyvoice.acoustic.base import AcousticOutput
+from cosyvoice.assets import kokoro_manifest
 from cosyvoice.errors import ModelError, TextError
 from cosyvoice.frontend.kokoro_g2p import KokoroG2P
 from cosyvoice.frontend.pronunciation import Reading, arpabet_to_ipa, split_at_readings
@@ -35,7 +36,6 @@ from cosyvoice.voice.blend import Blend, parse_blend
 logger = logging.getLogger(__name__)
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-MANIFEST = ROOT / "cosyvoice" / "engine" / "offline" / "kokoro_manifest.json"
 # voice-name prefix letter → (language of its G2P, label). Japanese is spoken only where
 # its G2P is installed (:func:`japanese_g2p_installed`).
 LANGUAGES = {"a": ("en-us", "English (US)"), "b": ("en-gb", "English (UK)"),
@@ -101,7 +101,7 @@ def installed_voices(folder: str | Path | None = None) -> list[str]:
     """The spoken-language voices whose packs, model and vocabulary are installed (a
     directory listing; no model is loaded)."""
     folder = Path(folder) if folder else default_dir()
-    model_file = json.loads(MANIFEST.read_text("utf-8"))["model"]["file"]
+    model_file = kokoro_manifest()["model"]["file"]
     if not ((folder / model_file).is_file() and (folder / "vocab.json").is_file()
             and (folder / "voices").is_dir()):
         return []
@@ -134,7 +134,7 @@ class KokoroModel:
         import onnxruntime as ort
 
         folder = Path(folder) if folder else default_dir()
-        config = KokoroConfig.from_dict(json.loads(MANIFEST.read_text("utf-8")))
+        config = KokoroConfig.from_dict(kokoro_manifest())
         path = folder / config.model_file
         if not path.is_file():
             raise ModelError(f"Kokoro model not found: {path}; run `bash run.sh --setup-only`")

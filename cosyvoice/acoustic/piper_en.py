@@ -20,6 +20,7 @@ from cosyvoice.acoustic.base import AcousticOutput
 from cosyvoice.assets import package_dir
 from cosyvoice.errors import ModelError
 from cosyvoice.frontend.pronunciation import Reading, arpabet_to_ipa, split_at_readings
+from cosyvoice.state_files import read_checked
 
 logger = logging.getLogger(__name__)
 
@@ -161,14 +162,14 @@ def _session(path: Path, providers: list, cache_dir: str | Path | None):
     st = path.stat()
     cached = Path(cache_dir) / (
         f"{path.stem}-{st.st_size}-{int(st.st_mtime)}-ort{ort.__version__}.onnx")
-    if cached.is_file():
-        opts = ort.SessionOptions()
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        try:
-            return ort.InferenceSession(str(cached), opts, providers=providers)
-        except Exception as e:  # a damaged cache file: rebuild it from the model
-            logger.warning("ignoring cached graph %s: %s", cached.name, e)
-            cached.unlink(missing_ok=True)
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    session = read_checked(  # a damaged cache file is set aside and rebuilt from the model
+        cached, "Piper's optimized-graph cache",
+        lambda p: ort.InferenceSession(str(p), opts, providers=providers),
+        errors=(Exception,), max_bytes=max(4 * st.st_size, 2**20))
+    if session is not None:
+        return session
     cached.parent.mkdir(parents=True, exist_ok=True)
     tmp = cached.with_suffix(f".{os.getpid()}.tmp")
     opts = ort.SessionOptions()

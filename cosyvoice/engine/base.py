@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 SPEED_RANGE = (0.5, 2.0)
 STRENGTH_RANGE = (0.0, 1.0)
 SEED_MAX = 2**31 - 1
+INSTRUCTION_MAX_CHARS = 1000  # the longest style instruction, on every surface
 
 # Every mode a surface knows how to ask for, with its help text; an engine offers a subset.
 MODE_HELP = {
@@ -54,7 +55,11 @@ class Capabilities:
     ``language_voices``: per text language, the voice used when a request names none (the
     others get ``default_voice``). ``voice_languages``: voices that read their text in a language of
     :data:`~cosyvoice.frontend.languages.LANGUAGES` (a French voice reads Latin-script text
-    as French); other voices read English and Mandarin.
+    as French); other voices read English and Mandarin. ``cloning``: how a prompt's voice
+    is cloned: ``"blend"`` (of the preset voices nearest to it), ``"adapter"`` (a preset
+    voice moved toward its pitch, timbre and formants), ``"model"`` (zero-shot by the
+    model), ``""`` (no cloning); the page's introduction says which. ``clone_strength``:
+    whether the similarity strength changes a clone (the UI shows its slider only then).
     """
 
     name: str
@@ -75,6 +80,8 @@ class Capabilities:
     blend_voices: tuple[str, ...] = ()
     language_voices: Mapping[str, str] = field(default_factory=dict)
     voice_languages: Mapping[str, str] = field(default_factory=dict)
+    cloning: str = ""
+    clone_strength: bool = False
 
     def mode_help(self) -> str:
         return ", ".join(f"{m} ({MODE_HELP.get(m, m)})" for m in self.modes)
@@ -89,7 +96,8 @@ class Capabilities:
                 "seed_deterministic": self.seed_deterministic,
                 "saved_voices": self.saved_voices, "blend_voices": list(self.blend_voices),
                 "language_voices": dict(self.language_voices),
-                "voice_languages": dict(self.voice_languages)}
+                "voice_languages": dict(self.voice_languages), "cloning": self.cloning,
+                "clone_strength": self.clone_strength}
 
 
 @dataclass

@@ -8,15 +8,15 @@ override (an inline override of the same word wins). Readings use the inline syn
 forms (:mod:`cosyvoice.frontend.pronunciation`) and are checked on every write; a bad
 entry is a 422 quoting it. Writes hold ``flock(2)`` on ``models/.lexicon.lock`` (the app
 and the CLI share it, as saved voices share theirs) and replace the file atomically;
-readers re-read it when its mtime changes, so an edit applies to the next request.
+readers re-read it when its mtime changes, so an edit applies to the next request. A
+damaged file is set aside (:mod:`cosyvoice.state_files`): the lexicon then reads as empty,
+and a write creates a fresh file beside the damaged copy, never over it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
-import logging
 import os
 import threading
 from collections.abc import Iterator, Mapping
@@ -25,8 +25,7 @@ from pathlib import Path
 from cosyvoice.errors import NotFoundError, TextError
 from cosyvoice.files import write_json_atomic
 from cosyvoice.frontend.pronunciation import LANGS, Reading, parse_reading
-
-logger = logging.getLogger(__name__)
+from cosyvoice.state_files import read_json
 
 FILE_NAME = "lexicon.json"
 LOCK_NAME = ".lexicon.lock"
@@ -51,7 +50,7 @@ class Lexicon:
     # ---- reading ------------------------------------------------------------------------
     def readings(self) -> dict[str, Reading]:
         """Lower-cased word → Reading, as the text pass takes them (re-read on change; a
-        damaged file is logged and read as empty rather than failing every request)."""
+        damaged file is set aside, and the lexicon reads as empty)."""
         try:
             stamp = self.path.stat().st_mtime_ns
         except OSError:
@@ -59,11 +58,7 @@ class Lexicon:
         with self._mutex:
             if self._cache[0] == stamp:
                 return self._cache[1]
-            try:
-                entries = _parse(json.loads(self.path.read_text("utf-8")))
-            except (OSError, ValueError) as e:
-                logger.warning("lexicon %s not used: %s", self.path, e)
-                entries = {}
+            entries = self._read_now()
             self._cache = (stamp, entries)
             return entries
 
@@ -85,6 +80,7 @@ class Lexicon:
         [{"word", "reading"}, …]}``); all checked before anything is written."""
         entries = _parse(data)
         with self._locked():
+            self._read_now()  # a damaged file is set aside, not overwritten
             self._write(entries)
         return self.to_dict()
 
@@ -109,10 +105,8 @@ class Lexicon:
             self._write(entries)
 
     def _read_now(self) -> dict[str, Reading]:
-        try:
-            return _parse(json.loads(self.path.read_text("utf-8")))
-        except FileNotFoundError:
-            return {}
+        """The file's entries; {} when it is missing or damaged (then set aside)."""
+        return read_json(self.path, "the lexicon", _parse) or {}
 
     def _write(self, entries: Mapping[str, Reading]) -> None:
         data: dict[str, dict[str, str]] = {lang: {} for lang in LANGS}

@@ -62,7 +62,7 @@ def plan_text(text: str, max_chars: int, language: str | None = None,
     an inline override whose word the normalized text no longer has."""
     segments = parse_inline(text or "")  # plain text: one segment, no pauses
     check_length(" ".join(seg.text for seg in segments), max_chars)
-    cleaned = [clean_text(seg.text) for seg in segments]
+    cleaned = _cleaned(segments)
     joined = " ".join(cleaned)  # the text the user means: without its inline tags
     check_speakable(joined)
     if language in LANGUAGES:
@@ -110,6 +110,20 @@ def plan_text(text: str, max_chars: int, language: str | None = None,
         raise TextError("The text has no speakable words (only symbols or punctuation)")
     _check_overrides_used(segments, out)
     return _short_first(out)
+
+
+def _cleaned(segments) -> list[str]:
+    """Each inline segment's text through :func:`clean_text`: the one cleaning every
+    surface's text gets (a synthesis, and what subtitles show, :func:`spoken_text`)."""
+    return [clean_text(seg.text) for seg in segments]
+
+
+def spoken_text(text: str) -> str:
+    """``text`` as it is spoken and shown in subtitles — inline tags taken out, markup and
+    control characters (ESC, NUL, BEL …) stripped — for the surfaces that show a whole
+    text at once (a dialogue's lines, a batch job's items); a single request's subtitles
+    are its planned sentences, cleaned the same way."""
+    return " ".join(_cleaned(parse_inline(text or "")))
 
 
 def _check_overrides_used(segments, sentences: list[Sentence]) -> None:

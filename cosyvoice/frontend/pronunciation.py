@@ -123,7 +123,7 @@ def pinyin_syllable(token: str, shown: str = "", neutral_ok: bool = False) -> st
     """One pinyin syllable with a tone number (``zhong4``, ``lv4``, neutral ``ma5``/``ma0``)
     or tone mark (``zhòng``) → ``zhong4`` (ü written ``v``). An unmarked syllable is
     neutral only when ``neutral_ok`` (the reading uses tone marks)."""
-    from cosyvoice.frontend.zh_g2p import split_pinyin
+    from cosyvoice.frontend.pinyin import split_pinyin
 
     shown = shown or token
     s = unicodedata.normalize("NFC", token.strip().lower())

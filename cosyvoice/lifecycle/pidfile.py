@@ -11,6 +11,8 @@ import fcntl
 import os
 from pathlib import Path
 
+from cosyvoice.state_files import set_aside
+
 
 class PidFile:
     def __init__(self, path: str | os.PathLike) -> None:
@@ -20,6 +22,8 @@ class PidFile:
     def acquire(self) -> bool:
         """Lock and write our pid; False when another live process holds the lock."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if os.path.lexists(self.path) and not self.path.is_file():  # a folder, a pipe ...
+            set_aside(self.path, "pidfile", "not a regular file")
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cosyvoice.settings import ROOT, Settings
+from cosyvoice.state_files import read_text
 
 logger = logging.getLogger(__name__)
 
@@ -41,11 +42,10 @@ class RestartLog:
         return cls(Path(settings.pidfile).parent / "restarts.log")
 
     def entries(self) -> list[RestartEntry]:
-        try:
-            lines = self.path.read_text(encoding="utf-8").splitlines()
-        except OSError:
-            return []
-        return [e for e in map(_parse, lines) if e is not None]
+        """Every restart recorded; lines that do not parse are skipped, a file that is not
+        UTF-8 text (or not a file) is set aside."""
+        text = read_text(self.path, "restart log")
+        return [e for e in map(_parse, (text or "").splitlines()) if e is not None]
 
     def record(self, reason: str, old_pid: int | None = None) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -29,10 +29,12 @@ import numpy as np
 
 from cosyvoice.audio.io import resample, write_wav_atomic
 from cosyvoice.errors import TextError
+from cosyvoice.frontend.plan import spoken_text
 from cosyvoice.longform.items import (
     Item,
     check_gap,
     check_items,
+    check_source_text,
     cues_for,
     gap_samples,
     gaps_between,
@@ -66,6 +68,7 @@ def parse_script(script: str, max_lines: int, max_chars: int,
     if len(script) > max_chars:
         raise TextError(f"the script is {len(script)} characters; the limit is {max_chars} "
                         f"/ 脚本共 {len(script)} 字，上限 {max_chars} 字")
+    check_source_text(script)
     lines: list[DialogueLine] = []
     voice, instruction = default_voice, ""
     for number, raw in enumerate(script.splitlines(), 1):
@@ -142,12 +145,12 @@ def render_dialogue(synth: Synthesizer, lines: list[DialogueLine], *,
             wav = resample(wav, result.sample_rate, sr)
         pieces.append(wav)
         rows.append({"line": line.number, "voice": line.voice,
-                     "instruction": line.instruction, "text": line.text,
+                     "instruction": line.instruction, "text": spoken_text(line.text),
                      "seconds": round(len(wav) / sr, 3), "notes": " | ".join(result.notes)})
     gaps = gap_samples(gaps_between(lines, gap_s, speaker_gap_s), sr)
     wav = join_with_gaps(pieces, gaps)
-    cues = cues_for([f"{ln.voice}: {ln.text}" for ln in lines], [len(p) for p in pieces],
-                    gaps, sr)
+    cues = cues_for([ln.text for ln in lines], [len(p) for p in pieces], gaps, sr,
+                    labels=[ln.voice for ln in lines])
     path = write_wav_atomic(dialogue_path(synth.settings, lines), wav, sr)
     if progress is not None:
         progress(len(lines), len(lines), "joined")

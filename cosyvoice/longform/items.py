@@ -5,16 +5,19 @@ timeline that places the rendered items with gaps into one file (and its subtitl
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from cosyvoice.errors import CosyVoiceError, TextError
+from cosyvoice.frontend.plan import spoken_text
 from cosyvoice.pipeline import SynthesisRequest, Synthesizer
 from cosyvoice.subtitles import Cue
 
 GAP_RANGE_S = (0.0, 5.0)
+FILENAME = re.compile(r"^[\w][\w.-]{0,99}$")  # an item's output file: a plain name, no folder
 
 
 @dataclass
@@ -40,6 +43,27 @@ class Item:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def check_source_text(content: str, unit: str = "line") -> None:
+    """Refuse a dialogue script or batch source holding a character no text can (a lone
+    UTF-16 surrogate): a TextError naming its ``unit`` ("line", "row") by number, before
+    anything is parsed or stored."""
+    m = _SURROGATE.search(content)
+    if m is not None:
+        refuse_surrogates(m.group(), f"{unit} {len(content[:m.start() + 1].splitlines())}")
+
+
+def refuse_surrogates(text: str, where: str) -> None:
+    """TextError naming ``where`` when ``text`` holds a lone surrogate (what a JSON
+    ``"\\ud800"`` escape decodes to): no file, subtitle or response could carry it."""
+    m = _SURROGATE.search(text)
+    if m is not None:
+        raise TextError(f"{where}: holds U+{ord(m.group()):04X}, half of a UTF-16 pair, "
+                        "which is not text; save the file as UTF-8 / 含无效字符，请保存为 UTF-8")
 
 
 def check_items(synth: Synthesizer, items: Sequence[Item], engine: str | None = None,
@@ -79,11 +103,16 @@ def gap_samples(gaps_s: Sequence[float], sr: int) -> list[int]:
 
 
 def cues_for(texts: Sequence[str], lengths: Sequence[int], gaps: Sequence[int],
-             sr: int) -> list[Cue]:
+             sr: int, labels: Sequence[str] | None = None) -> list[Cue]:
     """One cue per item: item ``i`` starts after the items and gaps before it (sample
-    counts, so the cues match the joined file exactly)."""
+    counts, so the cues match the joined file exactly). A cue shows the item's text as
+    spoken (:func:`~cosyvoice.frontend.plan.spoken_text`: the cleaning a single request's
+    subtitles get) on one line, after its label (``"af_heart: "``) if given."""
     cues, at = [], 0
     for i, (text, n) in enumerate(zip(texts, lengths, strict=True)):
+        text = spoken_text(text).replace("\n", " ")
+        if labels is not None:
+            text = f"{labels[i]}: {text}"
         cues.append(Cue(at / sr, (at + n) / sr, text))
         at += n + (gaps[i] if i < len(gaps) else 0)
     return cues

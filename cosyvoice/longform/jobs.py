@@ -6,13 +6,20 @@ renamed into place whole) and, once finished, ``joined.wav`` + ``subtitles.srt``
 An item is finished when job.json says ``done`` — written only after its file is in place —
 so a process killed at any moment leaves at most the item it was rendering to be redone.
 On start-up :meth:`JobStore.load` turns ``running`` jobs back into ``queued`` ones (the
-runner resumes them) and counts the resume in ``runs``.
+runner resumes them) and counts the resume in ``runs``. A job.json that is damaged (not
+JSON, a field missing or of the wrong type, an item file name that is not a plain name) is
+set aside (:mod:`cosyvoice.state_files`) and the other jobs load; a finished item whose
+file is gone is rendered again.
+
+Jobs are ordered by creation time (``created``, sub-second) and then by ``seq``, a number
+that grows with each job the folder has held, so the order survives a restart.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import shutil
 import tempfile
@@ -26,14 +33,16 @@ from typing import Any
 
 from cosyvoice.errors import ConflictError, NotFoundError, QueueFullError
 from cosyvoice.files import write_json_atomic
-from cosyvoice.longform.items import Item
+from cosyvoice.longform.items import FILENAME, Item
+from cosyvoice.state_files import DamagedFile, ensure_dir, is_set_aside, read_json
 
 logger = logging.getLogger(__name__)
 
 QUEUED, RUNNING, DONE, FAILED, CANCELLED = "queued", "running", "done", "failed", "cancelled"
 UNFINISHED = (QUEUED, RUNNING)
 PENDING, ITEM_DONE, ITEM_FAILED = "pending", "done", "failed"
-
+JOB_STATES = (QUEUED, RUNNING, DONE, FAILED, CANCELLED)
+ITEM_STATES = (PENDING, ITEM_DONE, ITEM_FAILED)
 
 
 class JobStore:
@@ -45,20 +54,24 @@ class JobStore:
         self.max_queued = max_queued
         self._lock = threading.RLock()
         self._jobs: dict[str, dict] = {}
+        self._seq = 0  # the highest ``seq`` of any job so far
 
     def load(self) -> list[str]:
-        """Read every job folder; unfinished jobs are queued again (their finished items
-        stay finished). Returns the ids resumed."""
-        self.root.mkdir(parents=True, exist_ok=True)
+        """Read every job folder (a damaged job.json is set aside); unfinished jobs are
+        queued again (their finished items stay finished). Returns the ids resumed."""
+        ensure_dir(self.root, "the batch jobs folder")
         resumed = []
         with self._lock:
-            for path in sorted(self.root.glob("*/job.json")):
-                try:
-                    job = json.loads(path.read_text(encoding="utf-8"))
-                except (OSError, ValueError) as e:
-                    logger.warning("skipping unreadable job %s: %s", path, e)
+            for folder in sorted(self.root.iterdir()):
+                if folder.name.startswith(".") or is_set_aside(folder) or not folder.is_dir():
+                    continue
+                job = read_json(folder / "job.json", "batch job",
+                                lambda data, name=folder.name: check_job(data, name))
+                if job is None:
                     continue
                 self._jobs[job["id"]] = job
+                self._seq = max(self._seq, job["seq"])
+                _redo_lost_items(folder, job)
                 if job["state"] in UNFINISHED:
                     job["state"] = QUEUED
                     job["resumed"] = job.get("resumed", 0) + (1 if job.get("runs") else 0)
@@ -77,12 +90,15 @@ class JobStore:
                                               f"{self.max_queued})")
             job_id = f"{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
             now = time.time()
-            job = {"id": job_id, "source": source, "state": QUEUED, "created": now,
+            self._seq += 1
+            job = {"id": job_id, "seq": self._seq, "source": source, "state": QUEUED,
+                   "created": now,
                    "updated": now, "error": "", "options": options, "runs": [],
                    "resumed": 0, "sample_rate": None,
                    "items": [{**it.to_dict(), "state": PENDING, "seconds": None,
                               "error": "", "attempts": 0, "elapsed_s": None}
                              for it in items]}
+            ensure_dir(self.root, "the batch jobs folder")
             (self.root / job_id / "items").mkdir(parents=True)
             self._jobs[job_id] = job
             self._save(job)
@@ -117,14 +133,17 @@ class JobStore:
         return out
 
     def list(self) -> list[dict]:
+        """Every job's summary, newest first."""
         with self._lock:
-            ids = sorted(self._jobs, reverse=True)
+            ids = [j["id"] for j in sorted(self._jobs.values(), key=_order, reverse=True)]
         return [self.summary(i) for i in ids]
 
     def next_runnable(self) -> str | None:
+        """The oldest queued or running job."""
         with self._lock:
-            queued = sorted(i for i, j in self._jobs.items() if j["state"] in UNFINISHED)
-        return queued[0] if queued else None
+            queued = sorted((j for j in self._jobs.values() if j["state"] in UNFINISHED),
+                            key=_order)
+        return queued[0]["id"] if queued else None
 
     def folder(self, job_id: str) -> Path:
         return self.root / self.get(job_id)["id"]
@@ -185,6 +204,108 @@ class JobStore:
         folder = self.root / job["id"]
         folder.mkdir(parents=True, exist_ok=True)
         write_json_atomic(folder / "job.json", job)
+
+
+def _order(job: dict) -> tuple:
+    """Creation order: the time (sub-second), then the store's counter, then the id."""
+    return job["created"], job["seq"], job["id"]
+
+
+def _redo_lost_items(folder: Path, job: dict) -> None:
+    """A finished item whose file is gone is pending again: an unfinished job renders it
+    in its turn, a done one is queued again (a cancelled or failed one keeps its state)."""
+    ensure_dir(folder / "items", "a batch job's items folder")
+    lost = [it for it in job["items"] if it["state"] == ITEM_DONE
+            and not (folder / "items" / it["filename"]).is_file()]
+    for it in lost:
+        it.update(state=PENDING, seconds=None, elapsed_s=None)
+    if lost:
+        logger.warning("batch job %s: %d finished item file(s) missing, to render again: %s",
+                       job["id"], len(lost), ", ".join(it["filename"] for it in lost[:5]))
+        if job["state"] == DONE:
+            job["state"] = QUEUED
+
+
+# ---- the check of a job.json read back --------------------------------------------------
+_JOB_FIELDS: dict[str, tuple[tuple[type, ...], Any]] = {  # name: (types, default)
+    "source": ((str,), ""), "updated": ((int, float), None), "error": ((str,), ""),
+    "options": ((dict,), {}), "runs": ((list,), []), "resumed": ((int,), 0),
+    "sample_rate": ((int, type(None)), None), "seq": ((int,), 0)}
+_ITEM_FIELDS: dict[str, tuple[tuple[type, ...], Any]] = {
+    "voice": ((str, type(None)), None), "instruction": ((str,), ""), "where": ((str,), ""),
+    "group": ((str,), ""), "seconds": ((int, float, type(None)), None),
+    "error": ((str,), ""), "attempts": ((int,), 0), "elapsed_s": ((int, float, type(None)), None),
+    "notes": ((str,), "")}
+_OPTION_FIELDS: dict[str, tuple[type, ...]] = {
+    "engine": (str, type(None)), "voice": (str, type(None)), "instruction": (str,),
+    "speed": (int, float), "seed": (int, type(None)), "gap_s": (int, float),
+    "group_gap_s": (int, float)}
+
+
+def check_job(data: Any, job_id: str) -> dict:
+    """A job.json read back: the job, its missing optional fields filled in; DamagedFile
+    naming the first field that is missing or wrong (the id must be the folder's name,
+    states known, numbers finite, item file names plain)."""
+    if not isinstance(data, dict):
+        raise DamagedFile("not a JSON object")
+    if data.get("id") != job_id:
+        raise DamagedFile(f"id is {data.get('id')!r}, not the folder's name {job_id!r}")
+    if data.get("state") not in JOB_STATES:
+        raise DamagedFile(f"state {data.get('state')!r} is not one of {', '.join(JOB_STATES)}")
+    _need(data, "created", (int, float), "")
+    job = {**data, **_filled(data, _JOB_FIELDS, "")}
+    if job["updated"] is None:
+        job["updated"] = job["created"]
+    for key, types in _OPTION_FIELDS.items():
+        if key in job["options"]:
+            _need(job["options"], key, types, "options.")
+    if not all(isinstance(r, dict) for r in job["runs"]):
+        raise DamagedFile("runs must be a list of objects")
+    items = data.get("items")
+    if not isinstance(items, list):
+        raise DamagedFile("items must be a list")
+    job["items"] = [_check_item(it, f"items[{i}].") for i, it in enumerate(items)]
+    return job
+
+
+def _check_item(item: Any, where: str) -> dict:
+    if not isinstance(item, dict):
+        raise DamagedFile(f"{where[:-1]} is not an object")
+    _need(item, "text", (str,), where)
+    _need(item, "filename", (str,), where)
+    if not FILENAME.match(item["filename"]):
+        raise DamagedFile(f"{where}filename {item['filename']!r} is not a plain file name")
+    if item.get("state") not in ITEM_STATES:
+        raise DamagedFile(f"{where}state {item.get('state')!r} is not one of "
+                          f"{', '.join(ITEM_STATES)}")
+    return {**item, **_filled(item, _ITEM_FIELDS, where)}
+
+
+def _filled(data: dict, fields: dict[str, tuple[tuple[type, ...], Any]], where: str) -> dict:
+    """The optional ``fields`` of ``data``: checked when present, else their defaults."""
+    out = {}
+    for key, (types, default) in fields.items():
+        if key in data:
+            _need(data, key, types, where)
+            out[key] = data[key]
+        else:
+            out[key] = json.loads(json.dumps(default))  # a fresh copy of a list or dict
+    return out
+
+
+def _need(data: dict, key: str, types: tuple[type, ...], where: str) -> None:
+    value = data.get(key, _MISSING)
+    if value is _MISSING:
+        raise DamagedFile(f"{where}{key} is missing")
+    ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
+    if ok and isinstance(value, float):
+        ok = math.isfinite(value)
+    if not ok:
+        names = " or ".join("null" if t is type(None) else t.__name__ for t in types)
+        raise DamagedFile(f"{where}{key} is {value!r:.40}; expected {names}")
+
+
+_MISSING = object()
 
 
 def result_zip(store: JobStore, job_id: str) -> Path:

@@ -185,7 +185,7 @@ def finish_job(store: JobStore, job_id: str) -> None:
     gaps = gap_samples(gaps_between(items, opts.get("gap_s", 0.5),
                                     opts.get("group_gap_s", 1.5)), sr)
     lengths = _write_joined(folder, [it["filename"] for it in done], gaps, sr)
-    cues = cues_for([it["text"].replace("\n", " ") for it in done], lengths, gaps, sr)
+    cues = cues_for([it["text"] for it in done], lengths, gaps, sr)
     for name, text in (("subtitles.srt", to_srt(cues)), ("subtitles.vtt", to_vtt(cues))):
         tmp = folder / f".partial-{name}"
         tmp.write_text(text, encoding="utf-8")

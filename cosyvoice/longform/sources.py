@@ -6,31 +6,34 @@
   Text before the first heading is chapter 0 (no title).
 * ``.csv``: a header row with ``text`` (required) and optionally ``voice``, ``instruction``,
   ``filename``; one item per row.
-* ``.jsonl``: one JSON object per line with the same keys.
+* ``.jsonl``: one JSON object per line with the same keys (at most a few levels deep).
 
-Every error names the row or line (``row 4: ...``) and says what to fix.
+Column names and keys are read case-insensitively (``Text`` is ``text``); a header or a
+line that names one column twice (``TEXT`` and ``text``) is refused rather than one of
+them winning. Every error is a TextError (422) that names the row or line (``row 4: ...``)
+and says what to fix.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 from collections.abc import Iterable
 
+from cosyvoice import bounded_json
 from cosyvoice.errors import TextError
 from cosyvoice.frontend.sentences import split_sentences
-from cosyvoice.longform.items import Item
+from cosyvoice.longform.items import FILENAME, Item, check_source_text, refuse_surrogates
 
 KINDS = {".txt": "text", ".md": "text", ".markdown": "text", ".csv": "csv", ".jsonl": "jsonl",
          ".ndjson": "jsonl"}
 COLUMNS = ("text", "voice", "instruction", "filename")
+JSONL_MAX_DEPTH = 4  # a row is one flat object; deeper is refused before it is walked
 _MD_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(?P<title>.+?)\s*#*\s*$")
 _TEXT_HEADING = re.compile(
     r"^\s*(?P<title>(?:chapter|part|book|prologue|epilogue)\b[^\n]{0,60}"
     r"|第[0-9一二三四五六七八九十百千零〇两]+[章节回卷部][^\n]{0,40})\s*$", re.IGNORECASE)
-_FILENAME = re.compile(r"^[\w][\w.-]{0,99}$")
 
 
 def source_kind(name: str) -> str:
@@ -47,6 +50,7 @@ def parse_source(name: str, content: str, voice: str | None, instruction: str,
     """The items of an uploaded job file (``voice``/``instruction``: the job's defaults,
     which a CSV/JSONL row may override)."""
     kind = source_kind(name)
+    check_source_text(content, "row" if kind == "csv" else "line")
     if kind == "text":
         items = chapter_items(content, voice, instruction, part_chars)
     else:
@@ -114,6 +118,10 @@ def csv_rows(content: str) -> Iterable[tuple[str, dict]]:
     except csv.Error as e:
         raise TextError(f"row 1: cannot read the CSV header ({e})") from None
     _check_columns(header, "the CSV header")
+    twice = sorted({h for h in header if header.count(h) > 1})
+    if twice:
+        raise TextError(f"row 1: the CSV header names {', '.join(map(repr, twice))} twice "
+                        "(column names are read case-insensitively); keep one")
     rows = []
     try:
         for values in reader:
@@ -136,15 +144,32 @@ def jsonl_rows(content: str) -> list[tuple[str, dict]]:
             continue
         where = f"line {number}"
         try:
-            row = json.loads(line)
-        except ValueError as e:
+            row = bounded_json.loads(line, JSONL_MAX_DEPTH, unique_keys=True)
+        except bounded_json.JsonError as e:
             raise TextError(f"{where}: not valid JSON ({e})") from None
         if not isinstance(row, dict):
             raise TextError(f"{where}: write a JSON object such as "
                             '{"text": "Hello.", "voice": "af_heart"}')
-        _check_columns([str(k).lower() for k in row], where)
-        rows.append((where, {str(k).lower(): v for k, v in row.items()}))
+        _check_columns([k.lower() for k in row], where)
+        for value in row.values():
+            if isinstance(value, str):
+                refuse_surrogates(value, where)
+        rows.append((where, _lower_keys(row, where)))
     return rows
+
+
+def _lower_keys(row: dict, where: str) -> dict:
+    """The row with lower-case keys; two keys that differ only in case (``TEXT`` and
+    ``text``) are ambiguous: a TextError naming both."""
+    out: dict = {}
+    seen: dict[str, str] = {}
+    for key, value in row.items():
+        low = key.lower()
+        if low in seen:
+            raise TextError(f"{where}: the keys {seen[low]!r} and {key!r} name the same "
+                            "column (keys are read case-insensitively); keep one")
+        seen[low], out[low] = key, value
+    return out
 
 
 def _check_columns(names: list[str], where: str) -> None:
@@ -169,7 +194,7 @@ def _row_item(where: str, row: dict, voice: str | None, instruction: str) -> Ite
     if filename:
         if not filename.lower().endswith(".wav"):
             filename += ".wav"
-        if not _FILENAME.match(filename):
+        if not FILENAME.match(filename):
             raise TextError(f"{where}: filename {filename!r} may hold letters, digits, '.', "
                             "'-' and '_' only (no folders)")
     return Item(text, field("voice") or voice, field("instruction") or instruction,

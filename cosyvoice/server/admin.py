@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fcntl
 import hmac
+import html
 import json
 import logging
 import os
@@ -34,7 +35,9 @@ from cosyvoice.lifecycle.restarts import RestartLog, launch_restart
 from cosyvoice.server.folder_box import build_folder_box
 from cosyvoice.server.health import AppState
 from cosyvoice.server.texts import bilingual, t
+from cosyvoice.server.ui_lang import Relabel
 from cosyvoice.settings import Settings
+from cosyvoice.state_files import DamagedFile, read_text, set_aside_files
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +45,7 @@ LOOPBACK_HOSTS = {"127.0.0.1", "::1", "localhost"}
 PROXY_HEADERS = ("forwarded", "x-forwarded-for", "x-real-ip")
 REFRESH_S = 3.0
 READY_POLL_TIMEOUT_S = 180
+MAX_SET_ASIDE_SHOWN = 5  # the newest damaged files named on the Models tab
 
 
 class AdminError(CosyVoiceError):
@@ -67,18 +71,23 @@ def resolve_admin_token(settings: Settings) -> str:
     if settings.admin_token:
         return settings.admin_token
     path = Path(settings.pidfile).parent / "admin_token"
-    try:
-        token = path.read_text().strip()
-        if token:
-            return token
-    except OSError:
-        pass
+    token = read_text(path, "admin token", _check_token)
+    if token:
+        return token
     token = secrets.token_urlsafe(24)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as f:
         f.write(token + "\n")
     logger.warning("admin token generated into %s (set --admin-token to choose one)", path)
+    return token
+
+
+def _check_token(text: str) -> str:
+    """A kept token: one line of printable ASCII without spaces (as generated or typed)."""
+    token = text.strip()
+    if not token or len(token) > 256 or not all("!" <= c <= "~" for c in token):
+        raise DamagedFile("not one line of printable characters")
     return token
 
 
@@ -238,11 +247,29 @@ def system_line(actions: AdminActions, lang: str, proc: psutil.Process) -> str:
         f"GPU {g['index']} {g['name']}: {g['used'] / 2**30:.1f} / {g['total'] / 2**30:.1f} GB"
         f" (app {g['process'] / 2**30:.2f} GB)" for g in gpus) or t("no_gpu", lang)
     uptime = int(time.time() - actions.state.started_at)
-    return t("system", lang).format(
+    line = t("system", lang).format(
         cpu=proc.cpu_percent(interval=None), rss=resources.rss_bytes() / 2**20,
         alloc=alloc["allocated"] / 2**20, reserved=alloc["reserved"] / 2**20, gpus=gpu_text,
         inflight=actions.state.requests.in_flight, uptime=f"{uptime // 60}m{uptime % 60:02d}s",
         restarts=len(actions.restart_log.entries()))
+    return line + set_aside_line(lang)
+
+
+def set_aside_line(lang: str) -> str:
+    """The damaged files set aside (:mod:`cosyvoice.state_files`), as a paragraph; "" when
+    none was."""
+    items = set_aside_files()
+    if not items:
+        return ""
+
+    def shown(path: str | None) -> str:
+        return html.escape(f"{Path(path).parent.name}/{Path(path).name}") if path else "-"
+
+    text = "; ".join(f"{i['what']} {shown(i['path'])} → {shown(i['moved_to'])} "
+                     f"({html.escape(i['reason'])})" for i in items[-MAX_SET_ASIDE_SHOWN:])
+    more = len(items) - MAX_SET_ASIDE_SHOWN
+    text += f"; +{more}" if more > 0 else ""
+    return "\n\n" + t("set_aside", lang).format(items=text.replace("`", "'"))
 
 
 # ---- the Gradio tab ------------------------------------------------------------------
@@ -288,34 +315,51 @@ def _poll_js() -> str:
 
 def build_models_panel(manager: ModelManager, state: AppState, settings: Settings, *,
                        actions: AdminActions | None = None,
-                       lang: gr.components.Component | None = None) -> AdminActions:
+                       lang: gr.components.Component | None = None,
+                       relabel: Relabel | None = None) -> AdminActions:
     """Render the "Models" tab inside the caller's ``gr.Blocks``; returns its actions.
+    ``lang``: the UI language radio its handlers read; ``relabel``: where its texts are
+    registered for the language switch.
 
+    The table and the system line are read on every page load (a callable value), so a
+    page opened later shows the models as they are, not as they were at start.
     Admin events bypass the queue (``queue=False``) so they work when it is full.
     """
     actions = actions or AdminActions(manager, state, settings)
+    L = relabel or Relabel()
     proc = psutil.Process(os.getpid())
     proc.cpu_percent(interval=None)  # first reading primes the counter
     lang_in = [lang] if lang is not None else [gr.State("en")]
-    with gr.Tab(t("tab_models"), id="models", elem_id="models-tab") as tab:
-        intro = gr.Markdown(t("models_intro").format(idle=settings.idle_unload_s))
-        table = gr.Dataframe(model_rows(manager), headers=model_headers("en"),
-                             interactive=False, label=t("models_table"), elem_id="models-table")
-        system = gr.Markdown(system_line(actions, "en", proc), elem_id="system-readings")
-        token = gr.Textbox(label=t("admin_token"), type="password", max_length=200,
-                           visible=actions.token_required, elem_id="admin-token")
+    intro_text = lambda lg: t("models_intro", lg).format(idle=settings.idle_unload_s)  # noqa: E731
+    with L(gr.Tab(t("tab_models"), id="models", elem_id="models-tab"), label="tab_models") as tab:
+        L(gr.Markdown(intro_text("en")), value=intro_text)
+        table = L(gr.Dataframe(lambda: model_rows(manager), headers=model_headers("en"),
+                               interactive=False, label=t("models_table"),
+                               elem_id="models-table"),
+                  label="models_table", headers=model_headers)
+        system = L(gr.Markdown(lambda: system_line(actions, "en", proc),
+                               elem_id="system-readings"),
+                   value=lambda lg: system_line(actions, lg, proc))
+        token = L(gr.Textbox(label=t("admin_token"), type="password", max_length=200,
+                             visible=actions.token_required, elem_id="admin-token"),
+                  label="admin_token")
         with gr.Row():
-            reload_btn = gr.Button(t("reload_models"), elem_id="reload-models")
-            unload_btn = gr.Button(t("unload_idle"), elem_id="unload-idle")
-            restart_btn = gr.Button(t("restart_app"), variant="stop", elem_id="restart-app")
+            reload_btn = L(gr.Button(t("reload_models"), elem_id="reload-models"),
+                           value="reload_models")
+            unload_btn = L(gr.Button(t("unload_idle"), elem_id="unload-idle"),
+                           value="unload_idle")
+            restart_btn = L(gr.Button(t("restart_app"), variant="stop", elem_id="restart-app"),
+                            value="restart_app")
         status = gr.Markdown("", elem_id="admin-status")
-        build_folder_box(actions, token, lang_in, status, table)
+        build_folder_box(actions, token, lang_in, status, table, L)
         with gr.Group(visible=False, elem_id="restart-confirm") as confirm:
             what = gr.Markdown("")
-            keep = gr.Checkbox(False, label=t("keep_outputs"), elem_id="keep-outputs")
+            keep = L(gr.Checkbox(False, label=t("keep_outputs"), elem_id="keep-outputs"),
+                     label="keep_outputs")
             with gr.Row():
-                yes = gr.Button(t("restart_confirm"), variant="stop", elem_id="restart-yes")
-                no = gr.Button(t("cancel"), elem_id="restart-cancel")
+                yes = L(gr.Button(t("restart_confirm"), variant="stop", elem_id="restart-yes"),
+                        value="restart_confirm")
+                no = L(gr.Button(t("cancel"), elem_id="restart-cancel"), value="cancel")
         old_pid = gr.Textbox("", visible="hidden", elem_id="restart-old-pid")
         timer = gr.Timer(REFRESH_S)
 
@@ -368,25 +412,7 @@ def build_models_panel(manager: ModelManager, state: AppState, settings: Setting
     yes.click(on_confirm, [token, keep, *lang_in], [status, old_pid, confirm],
               api_name="admin_restart", **common
               ).success(None, [old_pid], None, js=_poll_js(), api_name=False, **common)
-    if lang is not None:
-        _on_lang(lang, settings, tab, intro, table, token, reload_btn, unload_btn, restart_btn,
-                 keep, yes, no)
     return actions
-
-
-def _on_lang(lang, settings: Settings, tab, intro, table, token, reload_btn, unload_btn,
-             restart_btn, keep, yes, no) -> None:
-    def relabel(lg: str):
-        return (gr.update(label=t("tab_models", lg)),
-                gr.update(value=t("models_intro", lg).format(idle=settings.idle_unload_s)),
-                gr.update(label=t("models_table", lg), headers=model_headers(lg)),
-                gr.update(label=t("admin_token", lg)), gr.update(value=t("reload_models", lg)),
-                gr.update(value=t("unload_idle", lg)), gr.update(value=t("restart_app", lg)),
-                gr.update(label=t("keep_outputs", lg)), gr.update(value=t("restart_confirm", lg)),
-                gr.update(value=t("cancel", lg)))
-
-    lang.change(relabel, [lang], [tab, intro, table, token, reload_btn, unload_btn,
-                                  restart_btn, keep, yes, no], api_name=False, queue=False)
 
 
 def _ui_call(fn, *args):

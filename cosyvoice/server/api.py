@@ -29,7 +29,7 @@ from cosyvoice.audio.encode import (
     pcm16_bytes,
     streaming_wav_header,
 )
-from cosyvoice.engine.base import SEED_MAX
+from cosyvoice.engine.base import INSTRUCTION_MAX_CHARS, SEED_MAX
 from cosyvoice.errors import (
     StorageError,
     TextError,
@@ -66,8 +66,9 @@ class TtsBody(BaseModel):
     voice: str | None = Field(None, max_length=100, description="preset mode (and instruct "
                               "mode without a prompt): a bundled or saved voice name; empty = "
                               "the engine's default voice")
-    instruction: str = Field("", max_length=1000, description="natural-language style, e.g. "
-                             "'speak happily and a bit faster' or '用四川话说'")
+    instruction: str = Field("", max_length=INSTRUCTION_MAX_CHARS,
+                             description="natural-language style, e.g. 'speak happily and a "
+                             "bit faster' or '用四川话说'")
     prompt_text: str = Field("", max_length=500, description="prompt transcript (optional); "
                              "'auto': transcribe the prompt where the mode takes a transcript "
                              "(the text used comes back in X-Prompt-Transcript)")
@@ -91,8 +92,11 @@ class SpeechBody(BaseModel):
     voice: str = "alloy"
     response_format: Literal["mp3", "opus", "aac", "flac", "wav", "pcm"] = "mp3"
     speed: float = Field(1.0, ge=0.5, le=2.0)
-    instructions: str | None = Field(None, max_length=1000, description="style in words "
-                                     "(emotion, speed, volume, pitch, dialect), as instruction")
+    instructions: str | None = Field(None, max_length=INSTRUCTION_MAX_CHARS,
+                                     description="style in words (emotion, speed, volume, "
+                                     "pitch, dialect), as instruction")
+    seed: int | None = Field(None, ge=0, le=2**31 - 1, description="our extension (the "
+                             "openai client sends it with extra_body): same seed, same audio")
     stream_format: Literal["audio", "sse"] | None = Field(
         None, description="audio: pcm/wav sent in chunks as they are synthesized (an engine's "
         "token hops); left out: the whole file in one response, which a restart's drain "
@@ -368,7 +372,7 @@ def api_router(synth: Synthesizer, gate: SynthesisGate, api: Api | None = None) 
                             "instructions; leave 'instructions' empty")
         req = SynthesisRequest(text=body.input, voice=voice, speed=body.speed,
                                mode="instruct" if instruction else "preset",
-                               instruction=instruction, engine=engine)
+                               instruction=instruction, engine=engine, seed=body.seed)
         if body.stream_format == "sse":
             raise TextError("stream_format 'sse' is not supported; send 'audio' for chunked "
                             "pcm/wav, or leave it out for the whole file")

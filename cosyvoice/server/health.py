@@ -7,6 +7,9 @@ loads on its first use — that request waits for the load. The body names those
 in ``loads_on_first_use``. A required model LOADING, UNLOADING or FAILED makes it 503
 (with ``Retry-After``, as every 503 of the app).
 
+``set_aside`` lists the damaged state files this process renamed away (a job.json, the
+lexicon, a saved voice …; :mod:`cosyvoice.state_files`): they do not affect readiness.
+
 ``engines`` lists every served engine with its state and FAILED reason. A CosyVoice engine's
 model is not required: a bad folder leaves it FAILED (requests that name no engine then go to
 the offline engine) while the app stays ready, so a watchdog never restart-loops on it.
@@ -25,6 +28,7 @@ from fastapi.responses import JSONResponse
 
 from cosyvoice.lifecycle.drain import RequestTracker
 from cosyvoice.lifecycle.manager import ModelManager
+from cosyvoice.state_files import set_aside_files
 
 READY_POLL_S = 5  # a readiness 503 outside a drain: poll again this soon
 
@@ -76,7 +80,8 @@ def health_router(manager: ModelManager, state: AppState,
         later = [m["name"] for m in models if m["required"] and m["state"] == "UNLOADED"]
         body = {"ready": ok, "status": reason, "pid": os.getpid(),
                 "loads_on_first_use": later, "models": models,
-                "engines": engines() if engines is not None else []}
+                "engines": engines() if engines is not None else [],
+                "set_aside": set_aside_files()}
         if ok:
             return JSONResponse(body)
         return JSONResponse(body, status_code=503,

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
-from cosyvoice.engine.base import SEED_MAX
+from cosyvoice.engine.base import INSTRUCTION_MAX_CHARS, SEED_MAX
 from cosyvoice.errors import TextError, UploadTooLargeError
 from cosyvoice.longform.jobs import result_zip
 from cosyvoice.longform.runner import JobRunner
@@ -27,7 +27,8 @@ class JobBody(BaseModel):
     content: str = Field("", description="JSON bodies: the file's text (multipart: the file)")
     voice: str | None = Field(None, max_length=100, description="the voice of items that "
                               "name none; empty = the engine's default for the text")
-    instruction: str = Field("", max_length=1000, description="style of items that name none")
+    instruction: str = Field("", max_length=INSTRUCTION_MAX_CHARS,
+                             description="style of items that name none")
     engine: str | None = Field(None, max_length=40)
     speed: float = Field(1.0, ge=0.5, le=2.0)
     seed: int | None = Field(None, ge=0, le=SEED_MAX)

@@ -29,6 +29,7 @@ from cosyvoice.lifecycle.manager import ModelManager, ModelState
 from cosyvoice.lifecycle.restarts import RestartLog
 from cosyvoice.server.health import AppState, readiness
 from cosyvoice.settings import Settings
+from cosyvoice.state_files import set_aside_files
 
 QueueDepthFn = Callable[[], int]
 
@@ -84,6 +85,8 @@ class AppCollector(Collector):
                      int(self.state.draining.is_set()))
         yield _gauge("cosyvoice_uptime_seconds", "Seconds since this process started",
                      time.time() - self.state.started_at)
+        yield _gauge("cosyvoice_files_set_aside", "Damaged state files this process renamed "
+                     "away (listed in /health/ready)", len(set_aside_files()))
 
     def _models(self) -> Iterator[Metric]:
         states = GaugeMetricFamily("cosyvoice_model_state", "1 for the model's current state",

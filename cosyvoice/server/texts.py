@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from cosyvoice.engine.base import Capabilities
+
 LANGS = ("en", "zh")
 
 TEXTS: dict[str, tuple[str, str]] = {
@@ -9,19 +13,32 @@ TEXTS: dict[str, tuple[str, str]] = {
         "# CosyVoice WebUI\nOffline voice-cloning text-to-speech studio",
         "# CosyVoice WebUI\n离线语音克隆文本转语音工作室",
     ),
-    "limits": (
-        "This offline engine speaks **Mandarin Chinese** (a female Baker voice, "
-        "non-commercial licence) and **English** (a male Piper voice), also mixed in one "
-        "sentence. Where setup installed the Kokoro voices, they add English and Mandarin "
-        "voices and speak Spanish, French, Italian, Brazilian Portuguese, Hindi and "
-        "Japanese: choose a voice of the text's language. Cloning moves the voice toward "
-        "your prompt's pitch, timbre and formants: it approximates a voice, it does not "
-        "reproduce it exactly.",
-        "离线引擎可朗读**普通话**（女声，Baker 语料，仅限非商业用途）和**英文**（男声，Piper），"
-        "也支持中英混合。若已安装 Kokoro 音色，还有更多中英文音色，"
-        "并可朗读西班牙语、法语、意大利语、巴西葡萄牙语、印地语和日语：请选择与文本语言相同的音色。"
-        "复刻会把音色的音高、音色和共振峰向你的参考录音靠拢：它是近似，而非完全复制。",
-    ),
+    # ---- the introduction, built from each engine's capabilities (intro()) ----
+    "intro_engine": ("**{label}** speaks {languages}. Voices: {voices}. Cloning: {cloning}.",
+                     "**{label}** 可朗读{languages}。音色：{voices}。复刻：{cloning}。"),
+    "intro_engine_no_clone": ("**{label}** speaks {languages}. Voices: {voices}.",
+                              "**{label}** 可朗读{languages}。音色：{voices}。"),
+    "intro_presets": ("{n} preset voices", "{n} 个预设音色"),
+    "intro_blends": ("blends of them (af_bella:2+af_sky:1)",
+                     "预设音色的混合（af_bella:2+af_sky:1）"),
+    "intro_saved": ("the voices you save", "你保存的音色"),
+    "intro_pick_language": ("Choose a voice of the text's language.",
+                            "请选择与文本语言相同的音色。"),
+    "intro_and": (" and ", "和"),
+    "cloning_blend": ("a blend of the preset voices nearest to your prompt — it approximates "
+                      "a voice, it does not reproduce it", "由与参考录音最接近的预设音色混合而成"
+                      "——是近似，而非完全复制"),
+    "cloning_adapter": ("a preset voice moved toward your prompt's pitch, timbre and formants "
+                        "— it approximates a voice, it does not reproduce it",
+                        "把预设音色的音高、音色和共振峰向参考录音靠拢——是近似，而非完全复制"),
+    "cloning_model": ("the model speaks in your prompt's voice (zero-shot)",
+                      "模型直接以参考录音的音色朗读（零样本复刻）"),
+    "lang_en": ("English", "英语"),
+    "lang_zh": ("Mandarin Chinese", "普通话"),
+    "lang_ko": ("Korean", "韩语"),
+    "lang_yue": ("Cantonese", "粤语"),
+    "lang_de": ("German", "德语"),
+    "lang_ru": ("Russian", "俄语"),
     "ui_lang": ("Interface language", "界面语言"),
     "mode": ("Mode", "推理模式"),
     "engine": ("Engine", "合成引擎"),
@@ -126,6 +143,69 @@ TEXTS: dict[str, tuple[str, str]] = {
              "{sentences} sentence(s). Saved as `{name}`.",
              "完成：{audio:.1f} 秒音频，用时 {elapsed:.1f} 秒（RTF {rtf:.2f}），{sentences} 句。"
              "已保存为 `{name}`。"),
+    # ---- Dialogue tab (cosyvoice/server/ui_dialogue.py) ----
+    "tab_dialogue": ("Dialogue", "对话"),
+    "dialogue_help": (
+        "One line per dialogue line: `[voice] text` or `[voice|instruction] text`; a line "
+        "without a tag continues the previous speaker; `#` starts a comment; inline "
+        "`[pause:500ms]` and `[breath]` work inside a line. Voices: the engine's bundled and "
+        "saved voices.",
+        "每行一句：`[音色] 文本` 或 `[音色|指令] 文本`；无标签的行沿用上一位说话人；"
+        "`#` 开头为注释；行内可用 `[pause:500ms]`、`[breath]`。音色：引擎自带的和已保存的音色。",
+    ),
+    "dialogue_script": ("Dialogue script", "对话脚本"),
+    "dialogue_gap": ("Gap between lines (s)", "行间停顿（秒）"),
+    "dialogue_speaker_gap": ("Gap on a speaker change (s)", "换人停顿（秒）"),
+    "dialogue_render": ("Render dialogue", "生成对话"),
+    "dialogue_audio": ("Dialogue", "对话音频"),
+    "dialogue_table": ("Lines", "各行"),
+    "subtitle_files_both": ("Subtitles (SRT, WebVTT)", "字幕（SRT、WebVTT）"),
+    "col_line": ("Line", "行"),
+    "col_voice": ("Voice", "音色"),
+    "col_instruction": ("Instruction", "指令"),
+    # ---- Batch tab (cosyvoice/server/ui_jobs.py) ----
+    "tab_batch": ("Batch", "批量"),
+    "batch_help": (
+        "Upload a `.txt`/`.md` (chapters start at headings; long chapters are cut at sentence "
+        "ends) or a `.csv`/`.jsonl` with columns `text`, `voice`, `instruction`, `filename`. "
+        "The job runs in the background and resumes after a restart.",
+        "上传 .txt/.md（按标题分章，长章节在句末切分）或 .csv/.jsonl（列：text、voice、"
+        "instruction、filename）；任务在后台运行，重启后继续。",
+    ),
+    "job_file": ("Job file", "任务文件"),
+    "job_voice": ("Voice of items that name none", "默认音色"),
+    "job_instruction": ("Instruction (optional)", "指令（可选）"),
+    "job_start": ("Start job", "开始任务"),
+    "job_id": ("Job id (empty: the newest)", "任务编号（留空：最新任务）"),
+    "job_result": ("Result (zip)", "结果（zip）"),
+    "job_cancel": ("Cancel job", "取消任务"),
+    "job_table": ("Jobs", "任务列表"),
+    "col_id": ("Id", "编号"),
+    "col_source": ("Source", "来源"),
+    "col_done": ("Done", "完成"),
+    "col_total": ("Total", "总数"),
+    "col_failed": ("Failed", "失败"),
+    "col_progress": ("Progress", "进度"),
+    # ---- Lexicon tab (cosyvoice/server/ui_lexicon.py) ----
+    "tab_lexicon": ("Lexicon", "词典"),
+    "lexicon_help": (
+        "One word per line: the word, a space, its reading — Mandarin pinyin with tone "
+        "numbers or marks (`朝阳 chao2 yang2`), English ARPAbet (`tomato T AH0 M EY1 T OW2`). "
+        "Used by every synthesis after Save; in the text itself write `{word|reading}`, e.g. "
+        "`{重要|zhong4 yao4}`.",
+        "每行一个词：词语、空格、读音（带声调的拼音，如 `朝阳 chao2 yang2`；英文用 ARPAbet）。"
+        "保存后对所有合成生效；正文中可写 `{word|reading}`，如 `{重要|zhong4 yao4}`。",
+    ),
+    "lexicon_box": ("Lexicon", "词典"),
+    "lexicon_save": ("Save", "保存"),
+    "lexicon_reload": ("Reload", "重新读取"),
+    "lexicon_sample": ("Check a text", "试读"),
+    "lexicon_check": ("Show readings", "显示读音"),
+    # ---- subtitles under the result (cosyvoice/server/ui_subtitles.py) ----
+    "subtitles": ("Subtitles", "字幕"),
+    "subtitle_files": ("SRT · WebVTT files", "字幕文件（SRT · WebVTT）"),
+    "col_start": ("Start", "开始"),
+    "col_end": ("End", "结束"),
     # ---- Models panel (cosyvoice/server/admin.py) ----
     "tab_synthesis": ("Synthesis", "语音合成"),
     "tab_models": ("Models", "模型管理"),
@@ -156,6 +236,10 @@ TEXTS: dict[str, tuple[str, str]] = {
                "{alloc:.0f} MB / 已保留 {reserved:.0f} MB · {gpus} · 进行中 {inflight} · "
                "运行 {uptime} · 重启次数 {restarts}"),
     "no_gpu": ("no GPU", "无 GPU"),
+    "set_aside": ("**Damaged files set aside** (renamed, kept; the app goes on without them — "
+                  "repair and rename back, or remove; /health/ready lists them): {items}",
+                  "**已移开的损坏文件**（已改名保留，应用照常运行——修复后改回原名或删除；"
+                  "/health/ready 中列出）：{items}"),
     "admin_token": ("Admin token (needed because the app listens beyond this machine)",
                     "管理员令牌（应用对外监听时需要）"),
     "reload_models": ("Reload models", "重新加载模型"),
@@ -212,3 +296,34 @@ def t(key: str, lang: str = "en") -> str:
 def bilingual(key: str) -> str:
     en, zh = TEXTS[key]
     return f"{zh} / {en}"
+
+
+def language_name(code: str, lang: str = "en") -> str:
+    """A language code's name in the UI's language (the frontend's table, then ours)."""
+    from cosyvoice.frontend.languages import LANGUAGES
+
+    if code in LANGUAGES:
+        return LANGUAGES[code].name_zh if lang == "zh" else LANGUAGES[code].name
+    return t(f"lang_{code}", lang) if f"lang_{code}" in TEXTS else code
+
+
+def intro(engines: Iterable[Capabilities], lang: str = "en") -> str:
+    """The page's introduction: a paragraph per engine built from its capabilities (its
+    label, languages, voices and how it clones), so that it follows the engines."""
+    return "\n\n".join(_engine_intro(caps, lang) for caps in engines)
+
+
+def _engine_intro(caps: Capabilities, lang: str) -> str:
+    sep = "、" if lang == "zh" else ", "
+    voices = [t("intro_presets", lang).format(n=len(caps.voices))] if caps.voices else []
+    voices += [t("intro_blends", lang)] if caps.blend_voices else []
+    voices += [t("intro_saved", lang)] if caps.saved_voices else []
+    names = [language_name(code, lang) for code in caps.languages]
+    languages = (sep.join(names[:-1]) + t("intro_and", lang) + names[-1] if len(names) > 1
+                 else "".join(names))
+    text = t("intro_engine" if caps.cloning else "intro_engine_no_clone", lang).format(
+        label=caps.label, languages=languages, voices=sep.join(voices),
+        cloning=t(f"cloning_{caps.cloning}", lang) if caps.cloning else "")
+    if caps.voice_languages:
+        text += ("" if lang == "zh" else " ") + t("intro_pick_language", lang)
+    return text

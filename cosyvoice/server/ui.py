@@ -21,16 +21,18 @@ import numpy as np
 import soundfile as sf
 
 from cosyvoice.audio.io import write_wav_atomic
-from cosyvoice.engine.base import SEED_MAX, SPEED_RANGE, Capabilities
+from cosyvoice.engine.base import INSTRUCTION_MAX_CHARS, SEED_MAX, SPEED_RANGE, Capabilities
 from cosyvoice.errors import CosyVoiceError, TextError
 from cosyvoice.longform.runner import JobRunner
 from cosyvoice.pipeline import SynthesisRequest, Synthesizer
 from cosyvoice.server.admin import AdminActions, build_models_panel
 from cosyvoice.server.gate import SynthesisGate
-from cosyvoice.server.texts import bilingual, t
+from cosyvoice.server.texts import bilingual, intro, t
 from cosyvoice.server.ui_dialogue import build_dialogue_tab
+from cosyvoice.server.ui_files import GuardedBlocks
 from cosyvoice.server.ui_history import history_table, remember, show_result
 from cosyvoice.server.ui_jobs import build_jobs_tab
+from cosyvoice.server.ui_lang import Relabel, headers
 from cosyvoice.server.ui_lexicon import build_lexicon_tab
 from cosyvoice.server.ui_status import failed_status, user_error, working_status
 from cosyvoice.server.ui_subtitles import attach_subtitles
@@ -44,8 +46,8 @@ MODE_KEYS = {"preset": "mode_preset", "clone": "mode_clone",
              "cross_lingual": "mode_xlingual", "instruct": "mode_instruct"}
 STEP_KEYS = {"preset": "step_preset", "clone": "step_clone",
              "cross_lingual": "step_xlingual", "instruct": "step_instruct"}
-INSTRUCTION_MAX_CHARS = 300
-HISTORY_COLS = ("col_n", "col_time", "col_mode", "col_text", "col_seconds", "col_file")
+HISTORY_HEADERS = headers("col_n", "col_time", "col_mode", "col_text", "col_seconds",
+                          "col_file")
 
 
 def _mode_choices(caps: Capabilities, lang: str) -> list[tuple[str, str]]:
@@ -215,12 +217,13 @@ def dialect_markdown(lang: str = "en") -> str:
 def _visibility(caps: Capabilities, m: str) -> dict[str, bool]:
     """Which optional inputs a mode of this engine shows: a voice where the mode speaks
     one; a prompt where it needs one (optional in instruct); its transcript in clone mode
-    and where the engine needs it."""
+    and where the engine needs it; the similarity strength with a prompt, where the
+    engine's cloning uses it (``clone_strength``: a control that does nothing is hidden)."""
     prompt_mode = m in caps.prompt_modes
     optional_prompt = m == "instruct" and m in caps.voice_modes
     return {"voice": m in caps.voice_modes, "prompt": prompt_mode or optional_prompt,
             "prompt_text": m == "clone" or m in caps.transcript_modes,
-            "strength": prompt_mode or optional_prompt,
+            "strength": (prompt_mode or optional_prompt) and caps.clone_strength,
             "instruct": m == "instruct" and caps.instructions,
             "save": caps.saved_voices and (prompt_mode or bool(
                 m in caps.voice_modes and caps.blend_voices))}
@@ -241,42 +244,48 @@ def streaming_available() -> bool:
 def build_ui(synth: Synthesizer, gate: SynthesisGate | None = None,
              admin: AdminActions | None = None, jobs: JobRunner | None = None) -> gr.Blocks:
     """The Synthesis and Dialogue tabs, the Batch tab when a job runner is given, and the
-    Models tab when ``admin`` actions are given."""
+    Models tab when ``admin`` actions are given. Every tab registers its texts with one
+    :class:`Relabel`, wired last to the interface language radio."""
     settings = synth.settings
-    with gr.Blocks(title="CosyVoice WebUI", delete_cache=(3600, 3600)) as demo:
-        c = _SynthesisTab(synth)
+    relabel = Relabel()
+    # Events take only files uploaded to this app, and give back only the app's results.
+    with GuardedBlocks(title="CosyVoice WebUI", delete_cache=(3600, 3600),
+                       result_dirs=[settings.outputs_dir, settings.jobs_dir]) as demo:
+        c = _SynthesisTab(synth, relabel)
         c.header()
-        with gr.Tab(t("tab_synthesis"), id="synthesis", elem_id="synthesis-tab") as synth_tab:
+        with relabel(gr.Tab(t("tab_synthesis"), id="synthesis", elem_id="synthesis-tab"),
+                     label="tab_synthesis"):
             with gr.Row():
                 with gr.Column(scale=3):
                     c.inputs(synth, settings.max_text_chars)
                 with gr.Column(scale=2):
                     c.outputs()
-                    attach_subtitles(c.output, settings.outputs_dir)
+                    attach_subtitles(c.output, settings.outputs_dir, relabel)
         c.wire(synth, gate)
-        build_lexicon_tab(synth)
+        build_lexicon_tab(synth, relabel)
         c.transcribe.wire(c, synth, gate)
         demo.load(c.on_engine_voices, [c.ui_lang, c.engine], c.voice,
                   api_name=False, queue=False)  # saved voices, as of this page load
-        c.ui_lang.change(lambda lg: gr.update(label=t("tab_synthesis", lg)), c.ui_lang,
-                         synth_tab, api_name=False, queue=False)
-        build_dialogue_tab(synth, gate)
+        build_dialogue_tab(synth, gate, relabel)
         if jobs is not None:
-            build_jobs_tab(jobs, _voice_choices(synth))
+            build_jobs_tab(jobs, _voice_choices(synth), relabel)
         if admin is not None:
             build_models_panel(admin.manager, admin.state, settings, actions=admin,
-                               lang=c.ui_lang)
+                               lang=c.ui_lang, relabel=relabel)
+        relabel.wire(c.ui_lang)
     demo.queue(max_size=settings.queue_size, default_concurrency_limit=settings.concurrency)
     return demo
 
 
 class _SynthesisTab:
     """The Synthesis tab's components (built in a Blocks context) and their events, as the
-    engine's capabilities allow."""
+    engine's capabilities allow. Texts that depend only on the language are registered
+    with ``relabel``; those that also depend on the mode or engine switch in :meth:`on_lang`."""
 
-    def __init__(self, synth: Synthesizer) -> None:
+    def __init__(self, synth: Synthesizer, relabel: Relabel) -> None:
         self.synth = synth
         self.caps = synth.capabilities  # the default engine's, which the page opens with
+        self.L = relabel
 
     def caps_of(self, engine: str | None) -> Capabilities:
         return self.synth.using(engine).capabilities
@@ -284,84 +293,104 @@ class _SynthesisTab:
     def on_engine_voices(self, lang: str, engine: str | None):
         return gr.update(choices=_voice_choices(self.synth.using(engine), lang))
 
+    def intro(self, lang: str = "en") -> str:
+        """The introduction: every engine as its capabilities are now."""
+        return intro([e.capabilities for e in self.synth.engines.values()], lang)
+
     def header(self) -> None:
-        self.title = gr.Markdown(t("title"))
-        self.limits = gr.Markdown(t("limits"))
-        self.ui_lang = gr.Radio([("English", "en"), ("中文", "zh")], value="en",
-                                label=t("ui_lang"), elem_id="ui-lang")
+        L = self.L
+        self.title = L(gr.Markdown(t("title")), value="title")
+        # read on each page load: a CosyVoice folder loaded since start shows its voices
+        self.limits = L(gr.Markdown(self.intro, elem_id="intro"), value=self.intro)
+        self.ui_lang = L(gr.Radio([("English", "en"), ("中文", "zh")], value="en",
+                                  label=t("ui_lang"), elem_id="ui-lang"), label="ui_lang")
 
     def inputs(self, synth: Synthesizer, max_text_chars: int) -> None:
+        L = self.L
         first = self.caps.modes[0]
         v = _visibility(self.caps, first)
         engines = [(e.capabilities.label, name) for name, e in synth.engines.items()]
-        self.engine = gr.Radio(engines, value=synth.default_engine, label=t("engine"),
-                               visible=len(engines) > 1, elem_id="engine")
+        self.engine = L(gr.Radio(engines, value=synth.default_engine, label=t("engine"),
+                                 visible=len(engines) > 1, elem_id="engine"), label="engine")
         self.mode = gr.Radio(_mode_choices(self.caps, "en"), value=first, label=t("mode"),
                              elem_id="mode")
         self.step = gr.Markdown(t(STEP_KEYS.get(first, "step_preset")), elem_id="step")
-        self.text = gr.Textbox(label=t("text"), placeholder=t("text_ph"), lines=4,
-                               max_length=max_text_chars, elem_id="text")
+        self.text = L(gr.Textbox(label=t("text"), placeholder=t("text_ph"), lines=4,
+                                 max_length=max_text_chars, elem_id="text"),
+                      label="text", placeholder="text_ph")
         self.voice = gr.Dropdown(_voice_choices(synth), value=self.caps.default_voice,
                                  label=t("voice"), visible=v["voice"], elem_id="voice",
                                  allow_custom_value=bool(self.caps.blend_voices),
                                  info=t("voice_blend_info") if self.caps.blend_voices else None)
-        self.instruction = gr.Textbox(label=t("instruction"), placeholder=t("instruction_ph"),
-                                      max_length=INSTRUCTION_MAX_CHARS, visible=v["instruct"],
-                                      elem_id="instruction")
-        with gr.Accordion(t("dialects"), open=False, visible=v["instruct"],
-                          elem_id="dialects") as self.dialects:
-            self.dialect_table = gr.Markdown(dialect_markdown("en"))
-        self.prompt = gr.Audio(sources=["upload", "microphone"], type="filepath",
-                               label=t("prompt"), visible=v["prompt"], elem_id="prompt")
-        self.prompt_text = gr.Textbox(label=_transcript_label(self.caps, first),
-                                      placeholder=t("prompt_text_ph"),
-                                      visible=v["prompt_text"], max_length=500,
-                                      elem_id="prompt-text")
+        self.instruction = L(gr.Textbox(label=t("instruction"), placeholder=t("instruction_ph"),
+                                        max_length=INSTRUCTION_MAX_CHARS, visible=v["instruct"],
+                                        elem_id="instruction"),
+                             label="instruction", placeholder="instruction_ph")
+        with L(gr.Accordion(t("dialects"), open=False, visible=v["instruct"],
+                            elem_id="dialects"), label="dialects") as self.dialects:
+            self.dialect_table = L(gr.Markdown(dialect_markdown("en")), value=dialect_markdown)
+        self.prompt = L(gr.Audio(sources=["upload", "microphone"], type="filepath",
+                                 label=t("prompt"), visible=v["prompt"], elem_id="prompt"),
+                        label="prompt")
+        self.prompt_text = L(gr.Textbox(label=_transcript_label(self.caps, first),
+                                        placeholder=t("prompt_text_ph"),
+                                        visible=v["prompt_text"], max_length=500,
+                                        elem_id="prompt-text"), placeholder="prompt_text_ph")
         self.transcribe = TranscribeControls(v["prompt_text"])
         with gr.Row(visible=v["save"], elem_id="save-voice-row") as self.save_row:
-            self.save_name = gr.Textbox(label=t("save_name"), placeholder=t("save_name_ph"),
-                                        max_length=40, scale=3, elem_id="save-name")
-            self.save_btn = gr.Button(t("save_btn"), size="sm", scale=1, elem_id="save-voice")
+            self.save_name = L(gr.Textbox(label=t("save_name"), placeholder=t("save_name_ph"),
+                                          max_length=40, scale=3, elem_id="save-name"),
+                               label="save_name", placeholder="save_name_ph")
+            self.save_btn = L(gr.Button(t("save_btn"), size="sm", scale=1,
+                                        elem_id="save-voice"), value="save_btn")
         self.save_status = gr.Markdown("", elem_id="save-status")
         with gr.Row():
-            self.speed = gr.Slider(SPEED_RANGE[0], SPEED_RANGE[1], value=1.0, step=0.05,
-                                   label=t("speed"), elem_id="speed")
-            self.strength = gr.Slider(0.0, 1.0, value=1.0, step=0.05, label=t("strength"),
-                                      visible=v["strength"], elem_id="strength")
+            self.speed = L(gr.Slider(SPEED_RANGE[0], SPEED_RANGE[1], value=1.0, step=0.05,
+                                     label=t("speed"), elem_id="speed"), label="speed")
+            self.strength = L(gr.Slider(0.0, 1.0, value=1.0, step=0.05, label=t("strength"),
+                                        visible=v["strength"], elem_id="strength"),
+                              label="strength")
         with gr.Row():
             # A text box: Gradio's Number turns an empty value into 0 in the browser, so
             # every default generation would have used seed 0. Checked by _parse_seed.
-            self.seed = gr.Textbox("", label=t("seed"), placeholder=t("seed_ph"),
-                                   max_lines=1, max_length=12, elem_id="seed")
-            self.dice = gr.Button(t("dice"), size="sm")
+            self.seed = L(gr.Textbox("", label=t("seed"), placeholder=t("seed_ph"),
+                                     max_lines=1, max_length=12, elem_id="seed"),
+                          label="seed", placeholder="seed_ph")
+            self.dice = L(gr.Button(t("dice"), size="sm"), value="dice")
             can_stream = self.caps.streaming and streaming_available()
-            self.stream = gr.Checkbox(False, label=t("stream"), elem_id="stream",
-                                      interactive=can_stream, visible=self.caps.streaming,
-                                      info=None if can_stream else t("stream_no_ffmpeg"))
-        self.generate_btn = gr.Button(t("generate"), variant="primary", elem_id="generate")
-        self.stream_btn = gr.Button(t("generate"), variant="primary", visible=False,
-                                    elem_id="generate-stream")
+            self.stream = L(gr.Checkbox(False, label=t("stream"), elem_id="stream",
+                                        interactive=can_stream, visible=self.caps.streaming,
+                                        info=None if can_stream else t("stream_no_ffmpeg")),
+                            label="stream", **({} if can_stream else {"info": "stream_no_ffmpeg"}))
+        self.generate_btn = L(gr.Button(t("generate"), variant="primary", elem_id="generate"),
+                              value="generate")
+        self.stream_btn = L(gr.Button(t("generate"), variant="primary", visible=False,
+                                      elem_id="generate-stream"), value="generate")
 
     def outputs(self) -> None:
-        self.output = gr.Audio(label=t("output"), type="filepath", interactive=False,
-                               elem_id="output")
-        self.stream_output = gr.Audio(label=t("stream_output"), streaming=True, autoplay=True,
-                                      interactive=False, visible=False,
-                                      elem_id="stream-output")
-        self.status = gr.Markdown(t("ready"), label=t("status"), elem_id="status")
-        self.picture = gr.Image(label=t("picture"), type="numpy", interactive=False,
-                                height=260, elem_id="picture")
+        L = self.L
+        self.output = L(gr.Audio(label=t("output"), type="filepath", interactive=False,
+                                 elem_id="output"), label="output")
+        self.stream_output = L(gr.Audio(label=t("stream_output"), streaming=True,
+                                        autoplay=True, interactive=False, visible=False,
+                                        elem_id="stream-output"), label="stream_output")
+        self.status = L(gr.Markdown(t("ready"), label=t("status"), elem_id="status"),
+                        label="status")
+        self.picture = L(gr.Image(label=t("picture"), type="numpy", interactive=False,
+                                  height=260, elem_id="picture"), label="picture")
         self.history = gr.State([])
-        with gr.Accordion(t("history"), open=True, elem_id="history") as self.history_box:
-            self.history_table = gr.Dataframe(
-                headers=[bilingual(k) for k in HISTORY_COLS], value=[], interactive=False,
-                wrap=True, elem_id="history-table")
-            self.history_pick = gr.Dropdown([], label=t("history_pick"),
-                                            elem_id="history-pick")
-            self.history_audio = gr.Audio(label=t("history_audio"), type="filepath",
-                                          interactive=False, elem_id="history-audio")
+        with L(gr.Accordion(t("history"), open=True, elem_id="history"),
+               label="history") as self.history_box:
+            self.history_table = L(gr.Dataframe(
+                headers=HISTORY_HEADERS("en"), value=[], interactive=False,
+                wrap=True, elem_id="history-table"), headers=HISTORY_HEADERS)
+            self.history_pick = L(gr.Dropdown([], label=t("history_pick"),
+                                              elem_id="history-pick"), label="history_pick")
+            self.history_audio = L(gr.Audio(label=t("history_audio"), type="filepath",
+                                            interactive=False, elem_id="history-audio"),
+                                   label="history_audio")
             # Never shown: gives scripts this session's history as api_name="history".
-            self.history_get = gr.Button(visible=False)
+            self.history_get = gr.Button(visible=False, elem_id="history-get")
 
     def wire(self, synth: Synthesizer, gate: SynthesisGate | None) -> None:
         args = [self.mode, self.text, self.voice, self.prompt, self.prompt_text, self.speed,
@@ -400,8 +429,8 @@ class _SynthesisTab:
                                          self.stream_output], api_name=False, queue=False)
         self.dice.click(lambda: str(random.randint(0, SEED_MAX)), None, self.seed,
                         api_name=False, queue=False)
-        self.ui_lang.change(self.on_lang, [self.ui_lang, self.mode, self.engine],
-                            self._lang_targets(),
+        self.ui_lang.change(self.on_lang, [self.ui_lang, self.mode, self.engine, self.status],
+                            [self.mode, self.step, self.voice, self.prompt_text, self.status],
                             api_name=False, queue=False)
         self.voice.focus(self.on_engine_voices, [self.ui_lang, self.engine], self.voice,
                          api_name=False, queue=False)
@@ -430,32 +459,14 @@ class _SynthesisTab:
                 gr.update(visible=v["instruct"]), gr.update(visible=v["instruct"]),
                 gr.update(visible=v["save"]))
 
-    def _lang_targets(self) -> list:
-        return [self.title, self.limits, self.ui_lang, self.engine, self.mode, self.step,
-                self.text,
-                self.voice, self.prompt, self.prompt_text, self.speed, self.strength,
-                self.seed, self.dice, self.generate_btn, self.output, self.instruction,
-                self.dialects, self.dialect_table, self.save_name, self.save_btn,
-                self.stream, self.stream_btn, self.stream_output, self.picture,
-                self.history_box, self.history_pick, self.history_audio]
-
-    def on_lang(self, lang: str, m: str, engine: str | None = None):
-        L = lambda key: gr.update(label=t(key, lang))  # noqa: E731
-        V = lambda key: gr.update(value=t(key, lang))  # noqa: E731
+    def on_lang(self, lang: str, m: str, engine: str | None = None, status: str = ""):
+        """The texts that also depend on the mode or the engine, and the status line while
+        it says "Ready." (a result's status is left as it is)."""
         caps = self.caps_of(engine)
-        return (V("title"), V("limits"), L("ui_lang"), L("engine"),
-                gr.update(label=t("mode", lang), choices=_mode_choices(caps, lang),
-                          value=m),
-                V(STEP_KEYS.get(m, "step_preset")),
-                gr.update(label=t("text", lang), placeholder=t("text_ph", lang)),
+        ready = status in (t("ready", "en"), t("ready", "zh"))
+        return (gr.update(label=t("mode", lang), choices=_mode_choices(caps, lang), value=m),
+                gr.update(value=t(STEP_KEYS.get(m, "step_preset"), lang)),
                 gr.update(label=t("voice", lang), info=t("voice_blend_info", lang)
                           if caps.blend_voices else None),
-                L("prompt"), gr.update(label=_transcript_label(caps, m, lang)), L("speed"),
-                L("strength"),
-                gr.update(label=t("seed", lang), placeholder=t("seed_ph", lang)), V("dice"),
-                V("generate"), L("output"),
-                gr.update(label=t("instruction", lang), placeholder=t("instruction_ph", lang)),
-                L("dialects"), gr.update(value=dialect_markdown(lang)),
-                gr.update(label=t("save_name", lang), placeholder=t("save_name_ph", lang)),
-                V("save_btn"), L("stream"), V("generate"), L("stream_output"), L("picture"),
-                L("history"), L("history_pick"), L("history_audio"))
+                gr.update(label=_transcript_label(caps, m, lang)),
+                gr.update(value=t("ready", lang)) if ready else gr.skip())

@@ -17,18 +17,15 @@ from cosyvoice.longform.dialogue import (
 )
 from cosyvoice.pipeline import Synthesizer
 from cosyvoice.server.gate import SynthesisGate
+from cosyvoice.server.texts import t
+from cosyvoice.server.ui_lang import Relabel, headers
 from cosyvoice.subtitles import to_srt, to_vtt
 
 COLUMNS = ["line", "voice", "instruction", "seconds", "notes"]
+HEADERS = headers("col_line", "col_voice", "col_instruction", "col_seconds", "notes")
 EXAMPLE = ("[af_heart] Hello! Did you hear the news?\n"
            "[am_adam|happy] I did, and I can't wait to tell everyone.\n"
            "[zf_xiaoxiao] 我也听说了。[pause:300ms] 真是太好了！")
-HELP = ("One line per dialogue line: `[voice] text` or `[voice|instruction] text`; a line "
-        "without a tag continues the previous speaker; `#` starts a comment; inline "
-        "`[pause:500ms]` and `[breath]` work inside a line. Voices: the engine's bundled and "
-        "saved voices. / 每行一句：`[音色] 文本` 或 `[音色|指令] 文本`；"
-        "无标签的行沿用上一位说话人；"
-        "`#` 开头为注释；行内可用 `[pause:500ms]`、`[breath]`。")
 
 
 def make_render_dialogue(synth: Synthesizer, gate: SynthesisGate | None = None):
@@ -60,33 +57,42 @@ def make_render_dialogue(synth: Synthesizer, gate: SynthesisGate | None = None):
     return dialogue
 
 
-def build_dialogue_tab(synth: Synthesizer, gate: SynthesisGate | None = None) -> None:
-    """Render the tab inside the caller's ``gr.Blocks``."""
-    with gr.Tab("Dialogue / 对话", id="dialogue", elem_id="dialogue-tab"):
-        gr.Markdown(HELP)
+def build_dialogue_tab(synth: Synthesizer, gate: SynthesisGate | None = None,
+                       relabel: Relabel | None = None) -> None:
+    """Render the tab inside the caller's ``gr.Blocks`` (its texts registered with
+    ``relabel`` for the language switch)."""
+    L = relabel or Relabel()
+    with L(gr.Tab(t("tab_dialogue"), id="dialogue", elem_id="dialogue-tab"),
+           label="tab_dialogue"):
+        L(gr.Markdown(t("dialogue_help")), value="dialogue_help")
         with gr.Row():
             with gr.Column(scale=3):
-                script = gr.Textbox(EXAMPLE, lines=10, label="Dialogue script / 对话脚本",
-                                    elem_id="dialogue-script",
-                                    max_length=synth.settings.dialogue_max_chars)
+                script = L(gr.Textbox(EXAMPLE, lines=10, label=t("dialogue_script"),
+                                      elem_id="dialogue-script",
+                                      max_length=synth.settings.dialogue_max_chars),
+                           label="dialogue_script")
                 engines = [(e.capabilities.label, n) for n, e in synth.engines.items()]
-                engine = gr.Radio(engines, value=synth.default_engine,
-                                  label="Engine / 合成引擎", visible=len(engines) > 1)
+                engine = L(gr.Radio(engines, value=synth.default_engine, label=t("engine"),
+                                    visible=len(engines) > 1), label="engine")
                 with gr.Row():
-                    gap = gr.Slider(0.0, 5.0, DEFAULT_GAP_S, step=0.05,
-                                    label="Gap between lines (s) / 行间停顿（秒）")
-                    speaker_gap = gr.Slider(0.0, 5.0, DEFAULT_SPEAKER_GAP_S, step=0.05,
-                                            label="Gap on a speaker change (s) / 换人停顿（秒）")
-                button = gr.Button("Render dialogue / 生成对话", variant="primary",
-                                   elem_id="dialogue-generate")
+                    gap = L(gr.Slider(0.0, 5.0, DEFAULT_GAP_S, step=0.05,
+                                      label=t("dialogue_gap")), label="dialogue_gap")
+                    speaker_gap = L(gr.Slider(0.0, 5.0, DEFAULT_SPEAKER_GAP_S, step=0.05,
+                                              label=t("dialogue_speaker_gap")),
+                                    label="dialogue_speaker_gap")
+                button = L(gr.Button(t("dialogue_render"), variant="primary",
+                                     elem_id="dialogue-generate"), value="dialogue_render")
             with gr.Column(scale=2):
-                audio = gr.Audio(label="Dialogue / 对话音频", type="filepath",
-                                 elem_id="dialogue-audio", interactive=False)
+                audio = L(gr.Audio(label=t("dialogue_audio"), type="filepath",
+                                   elem_id="dialogue-audio", interactive=False),
+                          label="dialogue_audio")
                 status = gr.Markdown(elem_id="dialogue-status")
-                table = gr.Dataframe(headers=COLUMNS, interactive=False, wrap=True,
-                                     label="Lines / 各行", elem_id="dialogue-table")
-                subtitles = gr.File(label="Subtitles (SRT, WebVTT) / 字幕", file_count="multiple",
-                                    interactive=False, elem_id="dialogue-subtitles")
+                table = L(gr.Dataframe(headers=HEADERS("en"), interactive=False, wrap=True,
+                                       label=t("dialogue_table"), elem_id="dialogue-table"),
+                          label="dialogue_table", headers=HEADERS)
+                subtitles = L(gr.File(label=t("subtitle_files_both"), file_count="multiple",
+                                      interactive=False, elem_id="dialogue-subtitles"),
+                              label="subtitle_files_both")
         button.click(make_render_dialogue(synth, gate),
                      [script, engine, gap, speaker_gap], [audio, table, subtitles, status],
                      api_name="dialogue")

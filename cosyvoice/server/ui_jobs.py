@@ -9,16 +9,17 @@ from pathlib import Path
 
 import gradio as gr
 
+from cosyvoice.engine.base import INSTRUCTION_MAX_CHARS
 from cosyvoice.errors import CosyVoiceError
 from cosyvoice.longform.jobs import result_zip
 from cosyvoice.longform.runner import JobRunner
+from cosyvoice.server.texts import t
+from cosyvoice.server.ui_lang import Relabel, headers
 
 POLL_S = 1.0
 JOB_COLUMNS = ["id", "source", "state", "done", "total", "failed", "progress"]
-HELP = ("Upload a `.txt`/`.md` (chapters start at headings; long chapters are cut at sentence "
-        "ends) or a `.csv`/`.jsonl` with columns `text`, `voice`, `instruction`, `filename`. "
-        "The job runs in the background and resumes after a restart. / 上传 .txt/.md（按标题分章）"
-        "或 .csv/.jsonl（text、voice、instruction、filename 列）；任务在后台运行，重启后继续。")
+HEADERS = headers("col_id", "col_source", "col_state", "col_done", "col_total", "col_failed",
+                  "col_progress")
 
 
 def progress_html(summary: dict | None) -> str:
@@ -78,31 +79,34 @@ class JobsTab:
         return self.poll(job_id, shown)
 
 
-def build_jobs_tab(runner: JobRunner, voices: list[tuple[str, str]]) -> None:
+def build_jobs_tab(runner: JobRunner, voices: list[tuple[str, str]],
+                   relabel: Relabel | None = None) -> None:
+    L = relabel or Relabel()
     tab_state = JobsTab(runner)
-    with gr.Tab("Batch / 批量", id="jobs", elem_id="jobs-tab"):
-        gr.Markdown(HELP)
+    with L(gr.Tab(t("tab_batch"), id="jobs", elem_id="jobs-tab"), label="tab_batch"):
+        L(gr.Markdown(t("batch_help")), value="batch_help")
         with gr.Row():
             with gr.Column(scale=2):
-                upload = gr.File(label="Job file / 任务文件", type="filepath",
-                                 file_types=[".txt", ".md", ".csv", ".jsonl"],
-                                 elem_id="job-file")
-                voice = gr.Dropdown(voices, value=None, allow_custom_value=True,
-                                    label="Voice of items that name none / 默认音色",
-                                    elem_id="job-voice")
-                instruction = gr.Textbox(label="Instruction (optional) / 指令（可选）",
-                                         max_length=300)
-                submit = gr.Button("Start job / 开始任务", variant="primary",
-                                   elem_id="job-submit")
+                upload = L(gr.File(label=t("job_file"), type="filepath",
+                                   file_types=[".txt", ".md", ".csv", ".jsonl"],
+                                   elem_id="job-file"), label="job_file")
+                voice = L(gr.Dropdown(voices, value=None, allow_custom_value=True,
+                                      label=t("job_voice"), elem_id="job-voice"),
+                          label="job_voice")
+                instruction = L(gr.Textbox(label=t("job_instruction"),
+                                           max_length=INSTRUCTION_MAX_CHARS,
+                                           elem_id="job-instruction"), label="job_instruction")
+                submit = L(gr.Button(t("job_start"), variant="primary", elem_id="job-submit"),
+                           value="job_start")
             with gr.Column(scale=3):
-                job_id = gr.Textbox(label="Job id (empty: the newest) / 任务编号",
-                                    elem_id="job-id")
+                job_id = L(gr.Textbox(label=t("job_id"), elem_id="job-id"), label="job_id")
                 bar = gr.HTML(progress_html(None), elem_id="job-progress")
-                result = gr.File(label="Result (zip) / 结果", interactive=False,
-                                 elem_id="job-result")
-                cancel = gr.Button("Cancel job / 取消任务", elem_id="job-cancel")
-                table = gr.Dataframe(headers=JOB_COLUMNS, interactive=False,
-                                     label="Jobs / 任务列表", elem_id="jobs-table")
+                result = L(gr.File(label=t("job_result"), interactive=False,
+                                   elem_id="job-result"), label="job_result")
+                cancel = L(gr.Button(t("job_cancel"), elem_id="job-cancel"), value="job_cancel")
+                table = L(gr.Dataframe(headers=HEADERS("en"), interactive=False,
+                                       label=t("job_table"), elem_id="jobs-table"),
+                          label="job_table", headers=HEADERS)
         shown = gr.State(None)  # the result file the page shows
         outputs = [bar, table, result, shown]
         submit.click(tab_state.submit, [upload, voice, instruction], [job_id, *outputs],

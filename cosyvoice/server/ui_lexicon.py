@@ -13,12 +13,8 @@ import gradio as gr
 
 from cosyvoice.errors import CosyVoiceError, TextError
 from cosyvoice.frontend.lexicon import Lexicon
-
-HELP = ("One word per line: the word, a space, its reading — Mandarin pinyin with tone numbers "
-        "or marks (`朝阳 chao2 yang2`), English ARPAbet (`tomato T AH0 M EY1 T OW2`). Used "
-        "by every synthesis after Save; in the text itself write `{word|reading}`. / 每行一个"
-        "词：词语、空格、读音（带声调的拼音或 ARPAbet）。保存后对所有合成生效；正文中可写 "
-        "`{重要|zhong4 yao4}`。")
+from cosyvoice.server.texts import t
+from cosyvoice.server.ui_lang import Relabel
 
 
 def lexicon_text(lexicon: Lexicon) -> str:
@@ -74,20 +70,24 @@ def preview(synth, text: str) -> str:
     return "\n\n".join(f"`{line}`" for line in lines)
 
 
-def build_lexicon_tab(synth) -> None:
+def build_lexicon_tab(synth, relabel: Relabel | None = None) -> None:
     """The Lexicon tab (inside the app's ``gr.Blocks``)."""
+    L = relabel or Relabel()
     lexicon: Lexicon = synth.lexicon
-    with gr.Tab("Lexicon / 词典", id="lexicon", elem_id="lexicon-tab"):
-        gr.Markdown(HELP)
-        box = gr.Textbox(lexicon_text(lexicon), lines=10, max_lines=30,
-                         label="Lexicon / 词典", elem_id="lexicon-text")
+    with L(gr.Tab(t("tab_lexicon"), id="lexicon", elem_id="lexicon-tab"), label="tab_lexicon"):
+        L(gr.Markdown(t("lexicon_help")), value="lexicon_help")
+        box = L(gr.Textbox(lexicon_text(lexicon), lines=10, max_lines=30,
+                           label=t("lexicon_box"), elem_id="lexicon-text"), label="lexicon_box")
         with gr.Row():
-            save = gr.Button("Save / 保存", variant="primary", elem_id="lexicon-save")
-            reload = gr.Button("Reload / 重新读取", elem_id="lexicon-reload")
+            save = L(gr.Button(t("lexicon_save"), variant="primary", elem_id="lexicon-save"),
+                     value="lexicon_save")
+            reload = L(gr.Button(t("lexicon_reload"), elem_id="lexicon-reload"),
+                       value="lexicon_reload")
         status = gr.Markdown("", elem_id="lexicon-status")
-        sample = gr.Textbox("朝阳公园很大。A tomato.", label="Check a text / 试读",
-                            elem_id="lexicon-sample")
-        check = gr.Button("Show readings / 显示读音", elem_id="lexicon-check")
+        sample = L(gr.Textbox("朝阳公园很大。A tomato.", label=t("lexicon_sample"),
+                              elem_id="lexicon-sample"), label="lexicon_sample")
+        check = L(gr.Button(t("lexicon_check"), elem_id="lexicon-check"),
+                  value="lexicon_check")
         shown = gr.Markdown("", elem_id="lexicon-preview")
     save.click(lambda text: save_lexicon(lexicon, text), box, [box, status],
                api_name="lexicon_save", queue=False)

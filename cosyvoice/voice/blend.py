@@ -9,6 +9,7 @@ typed two ways caches and saves as one.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -44,9 +45,12 @@ class Blend:
 
     @classmethod
     def from_weights(cls, weights: Mapping[str, float]) -> Blend:
+        """Voice name → weight (any positive finite numbers), normalized to sum to 1."""
+        if not weights or not all(
+                isinstance(n, str) and isinstance(w, int | float) and not isinstance(w, bool)
+                and math.isfinite(w) and w > 0 for n, w in weights.items()):
+            raise TextError("a blend needs voices with positive weights")
         total = float(sum(weights.values()))
-        if not weights or total <= 0:
-            raise TextError("a blend needs at least one voice with a positive weight")
         return cls(tuple((n, float(w) / total) for n, w in weights.items()))
 
 

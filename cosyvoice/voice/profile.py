@@ -39,6 +39,8 @@ PITCH_CEILING_HZ = 500.0
 FORMANT_CEILING_HZ = 5500.0
 ACTIVE_DB = 35.0  # frames within this many dB of the loudest count as active
 MIN_VOICED_FRAMES = 20  # 0.2 s of voicing
+_NUMBER_FIELDS = ("f0_median_hz", "f0_low_hz", "f0_high_hz", "voiced_fraction", "bandwidth_hz",
+                  "syllable_rate", "speech_ratio", "sample_rate", "duration_s", "version")
 
 
 @dataclass
@@ -80,11 +82,30 @@ class VoiceProfile:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> VoiceProfile:
-        """Inverse of :meth:`to_dict`; unknown keys are ignored, missing ones raise."""
+        """Inverse of :meth:`to_dict`; unknown keys are ignored; a missing key or a value of
+        the wrong type (a profile read back from a damaged file) raises PromptError."""
         try:
-            return dataclass_from_dict(cls, d)
+            profile = dataclass_from_dict(cls, d)
         except TypeError as e:
             raise PromptError(f"saved voice profile is incomplete: {e}") from e
+        profile._check_types()
+        return profile
+
+    def _check_types(self) -> None:
+        def number(x: Any) -> bool:
+            return isinstance(x, int | float) and not isinstance(x, bool)
+
+        bad = [f.name for f in dataclasses.fields(self) if f.name in _NUMBER_FIELDS
+               and not number(getattr(self, f.name))]
+        bad += [name for name in ("formants_hz", "mel_mean", "mel_std")
+                if not isinstance(getattr(self, name), list)
+                or not all(map(number, getattr(self, name)))]
+        if not isinstance(self.extra, dict):
+            bad.append("extra")
+        if not bad and len(self.formants_hz) != 3:  # (the adapter checks the mel bins)
+            bad.append("formants_hz (three values)")
+        if bad:
+            raise PromptError(f"saved voice profile has wrong values: {', '.join(bad)}")
 
     @classmethod
     def from_audio(cls, wav: np.ndarray, sr: int,

@@ -1,8 +1,11 @@
 """Kokoro's voice space: where each Kokoro voice sits for the speaker encoder, and how a
 cloning prompt maps to a blend of its nearest voices.
 
-Measured once at setup (``cosyvoice.tools.embed_kokoro_voices``, run by ``run.sh``) and
-kept in ``models/kokoro/voice_space.json``: for each spoken voice its language, the mean
+Shipped with the code (``cosyvoice/voice/voice_space.json``, measured with the pinned weights)
+and measured again only where the installed weights differ (``cosyvoice.tools.
+embed_kokoro_voices``, started by ``run.sh`` in the background into
+``models/kokoro/voice_space.json``; :func:`find_space` prefers that file): for each spoken
+voice its language, the mean
 GE2E embedding of a few fixed sentences it speaks (:data:`SENTENCES`), and its
 :class:`~cosyvoice.voice.profile.VoiceProfile` measured on the same audio (the adapter's
 source side). The file carries a key (:func:`space_key`: the model's and packs' recorded
@@ -26,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from cosyvoice.state_files import read_json
 from cosyvoice.voice.blend import Blend
 from cosyvoice.voice.profile import VoiceProfile
 
@@ -33,6 +37,7 @@ logger = logging.getLogger(__name__)
 
 VERSION = 1
 FILE_NAME = "voice_space.json"
+SHIPPED = Path(__file__).resolve().parent / FILE_NAME  # measured with the pinned weights
 MAP_FILE = Path(__file__).resolve().parent / "clone_map_en.npz"  # the learned map (bench only)
 TOP_K = 3  # voices in a prompt's blend (bench/cloning_v2.py)
 TAU = 0.03  # similarity temperature of the blend weights (bench/cloning_v2.py)
@@ -71,10 +76,10 @@ def space_key(manifest: dict, encoder_path: Path) -> str:
 def current_key() -> str:
     """The key of a space measured now with the installed weights (the manifest's hashes:
     setup verified the files against them)."""
-    from cosyvoice.acoustic.kokoro import MANIFEST
+    from cosyvoice.assets import kokoro_manifest
     from cosyvoice.speaker.encoder import default_encoder_path
 
-    return space_key(json.loads(MANIFEST.read_text("utf-8")), default_encoder_path())
+    return space_key(kokoro_manifest(), default_encoder_path())
 
 
 @dataclass
@@ -111,17 +116,22 @@ class VoiceSpace:
 
     @classmethod
     def from_dict(cls, d: dict) -> VoiceSpace:
+        """The space of a parsed file; ValueError (or the KeyError/TypeError of a missing or
+        mistyped field) when it is not one: every embedding must be a finite vector of one
+        length."""
         points = [VoicePoint.from_dict(v) for v in d["voices"]]
-        return cls(d["key"], {p.name: p for p in points}, float(d.get("seconds", 0.0)))
+        shapes = {p.embedding.shape for p in points}
+        if len(shapes) > 1 or any(len(s) != 1 for s in shapes) or not all(
+                np.isfinite(p.embedding).all() for p in points):
+            raise ValueError("the voices' embeddings are not finite vectors of one length")
+        return cls(str(d["key"]), {p.name: p for p in points}, float(d.get("seconds", 0.0)))
 
     @classmethod
     def read(cls, path: Path, key: str | None = None) -> VoiceSpace | None:
-        """The space stored at ``path``; None when missing, unreadable or (given ``key``)
-        measured with other weights."""
-        try:
-            space = cls.from_dict(json.loads(Path(path).read_text("utf-8")))
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            logger.debug("no voice space at %s: %s", path, e)
+        """The space stored at ``path``; None when missing, damaged (then set aside, so that
+        setup measures it again) or (given ``key``) measured with other weights."""
+        space = read_json(path, "Kokoro voice space", cls.from_dict)
+        if space is None:
             return None
         if key is not None and space.key != key:
             logger.info("voice space %s was measured with other weights; ignored", path)
@@ -152,6 +162,20 @@ class VoiceSpace:
 
     def profile_of(self, blend: Blend) -> VoiceProfile:
         return mix([(self.points[n].profile, w) for n, w in blend.parts])
+
+
+def find_space(kokoro_dir: Path, key: str) -> VoiceSpace | None:
+    """The voice space of the installed weights (``key``): the one measured here
+    (``kokoro_dir/voice_space.json``), else the shipped one; None when neither matches."""
+    measured = VoiceSpace.read(Path(kokoro_dir) / FILE_NAME, key)
+    if measured is not None:
+        return measured
+    # The shipped file is part of the code, not state: read as is, never set aside (a test
+    # checks that it matches the pinned weights); a checkout without it has none.
+    if not SHIPPED.is_file():
+        return None
+    space = VoiceSpace.from_dict(json.loads(SHIPPED.read_text("utf-8")))
+    return space if space.key == key else None
 
 
 def mix(parts: list[tuple[VoiceProfile, float]]) -> VoiceProfile:

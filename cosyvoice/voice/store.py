@@ -22,7 +22,11 @@ engine's), and only that engine offers it.
 A voice is written into a hidden ``.tmp-*`` folder and renamed into place, so a reader or
 a crash never sees half a voice; a delete renames the folder away before removing it.
 Folder names are derived from the name (safe characters plus a hash), but the name in
-``profile.json`` is what counts: lookups read it, case-insensitively.
+``profile.json`` is what counts: lookups read it, case-insensitively. A voice folder that
+cannot be read (``profile.json`` missing, not JSON or not what the app wrote; its
+``prompt.wav`` or ``voice.pt`` missing, or ``voice.pt`` unreadable when used) is set aside
+whole (:mod:`cosyvoice.state_files`): renamed to ``<folder>.damaged-<stamp>``, no longer
+listed, never deleted.
 """
 
 from __future__ import annotations
@@ -30,7 +34,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
-import json
 import logging
 import os
 import re
@@ -48,6 +51,14 @@ import numpy as np
 from cosyvoice.audio.io import write_wav_atomic
 from cosyvoice.errors import ConflictError, NotFoundError, TextError
 from cosyvoice.files import write_json_atomic
+from cosyvoice.state_files import (
+    DamagedFile,
+    ensure_dir,
+    is_set_aside,
+    read_checked,
+    read_json,
+    set_aside,
+)
 from cosyvoice.voice.blend import Blend, parse_blend
 from cosyvoice.voice.profile import VoiceProfile
 from cosyvoice.voice.space import CloneTarget, PromptVoice
@@ -60,6 +71,7 @@ PROFILE_FILE = "profile.json"
 PROMPT_FILE = "prompt.wav"
 ENGINE_VOICE_FILE = "voice.pt"
 OFFLINE = "offline"
+WHAT = "saved voice"
 # Letters and digits of any script, then also space, '-', '_', '.'; first character a
 # letter or digit, so no name can be '.', '..' or hidden; '/' and '\\' can never occur.
 _NAME_RE = re.compile(r"[^\W_][\w .-]*")
@@ -88,10 +100,14 @@ class SavedVoice:
         return self.path / PROMPT_FILE
 
     def engine_voice(self) -> dict[str, Any]:
-        """The engine's own form of this voice (``voice.pt``, tensors only)."""
-        import torch
-
-        return torch.load(self.path / ENGINE_VOICE_FILE, map_location="cpu", weights_only=True)
+        """The engine's own form of this voice (``voice.pt``, a dict of tensors). A damaged
+        file sets the voice aside: NotFoundError saying so."""
+        voice = read_checked(self.path / ENGINE_VOICE_FILE, WHAT, _load_tensors,
+                             unit=self.path, required=True)
+        if voice is None:
+            raise NotFoundError(f"the saved voice {self.name!r} was damaged on disk and has "
+                                "been set aside (see /health/ready); save it again")
+        return voice
 
     def summary(self) -> dict[str, Any]:
         """JSON-friendly description (no mel statistics)."""
@@ -155,15 +171,16 @@ class VoiceStore:
 
     # ---- reading ----------------------------------------------------------------------
     def list(self) -> list[SavedVoice]:
-        """Every readable voice, sorted by name; broken folders are logged and skipped."""
+        """Every readable voice, sorted by name; a damaged folder is set aside."""
+        if os.path.lexists(self.root) and not self.root.is_dir():
+            ensure_dir(self.root, "the saved voices folder")
         voices = []
         for d in sorted(self.root.iterdir()) if self.root.is_dir() else []:
-            if d.name.startswith(".") or not d.is_dir():
+            if d.name.startswith(".") or is_set_aside(d) or not d.is_dir():
                 continue
-            try:
-                voices.append(_read(d))
-            except (OSError, ValueError, KeyError, TypeError) as e:
-                logger.warning("skipping unreadable saved voice %s: %s", d, e)
+            voice = _read(d)
+            if voice is not None:
+                voices.append(voice)
         return sorted(voices, key=lambda v: v.name.casefold())
 
     def names(self) -> list[str]:
@@ -176,10 +193,9 @@ class VoiceStore:
         key = unicodedata.normalize("NFC", name).strip().casefold()
         direct = self.root / slug(unicodedata.normalize("NFC", name).strip())
         if direct.is_dir():
-            with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-                voice = _read(direct)
-                if voice.name.casefold() == key:
-                    return voice
+            voice = _read(direct)
+            if voice is not None and voice.name.casefold() == key:
+                return voice
         return next((v for v in self.list() if v.name.casefold() == key), None)
 
     def get(self, name: str) -> SavedVoice:
@@ -237,7 +253,11 @@ class VoiceStore:
             clash = self.find(new)
             if clash is not None and clash.path != voice.path:
                 raise ConflictError(f"a voice called {new!r} is already saved")
-            meta = json.loads((voice.path / PROFILE_FILE).read_text(encoding="utf-8"))
+            meta = read_json(voice.path / PROFILE_FILE, WHAT, _check_meta, unit=voice.path,
+                             required=True)
+            if meta is None:
+                raise NotFoundError(f"the saved voice {old!r} was damaged on disk and has "
+                                    "been set aside (see /health/ready)")
             meta["name"] = new
             write_json_atomic(voice.path / PROFILE_FILE, meta)
             target = self.root / slug(new)
@@ -273,7 +293,7 @@ class VoiceStore:
 
     def _new_folder(self, name: str) -> Path:
         """The folder a new voice ``name`` goes to (under the lock): refuses a taken name
-        and a full store; clears an unreadable leftover of the same name."""
+        and a full store; sets aside an unreadable leftover of the same name."""
         if self.find(name) is not None:
             raise ConflictError(f"a voice called {name!r} is already saved; pick another "
                                 "name or delete that one first")
@@ -282,14 +302,14 @@ class VoiceStore:
             raise ConflictError(f"{count} voices are saved, the most allowed "
                                 f"(--max-saved-voices {self.max_voices}); delete one first")
         target = self.root / slug(name)
-        if target.exists():
-            shutil.rmtree(target)
+        if os.path.lexists(target):
+            set_aside(target, WHAT, "an unreadable folder where the new voice goes")
         return target
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         """Exclusive lock on ``.lock``; also sweeps leftovers of interrupted changes."""
-        self.root.mkdir(parents=True, exist_ok=True)
+        ensure_dir(self.root, "the saved voices folder")
         fd = os.open(self.root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
@@ -301,23 +321,51 @@ class VoiceStore:
             os.close(fd)
 
 
-def _read(folder: Path) -> SavedVoice:
-    meta = json.loads((folder / PROFILE_FILE).read_text(encoding="utf-8"))
+def _read(folder: Path) -> SavedVoice | None:
+    """The voice in ``folder``; None (and the folder set aside) when it is damaged."""
+    return read_json(folder / PROFILE_FILE, WHAT, lambda meta: _voice(folder, meta),
+                     unit=folder, required=True)
+
+
+def _check_meta(meta: Any) -> dict[str, Any]:
+    if not isinstance(meta, dict):
+        raise DamagedFile(f"{PROFILE_FILE} is not a JSON object")
+    if not isinstance(meta.get("name"), str) or not meta["name"].strip():
+        raise DamagedFile(f"{PROFILE_FILE} has no name")
+    if isinstance(meta.get("created"), bool) or not isinstance(meta.get("created"),
+                                                                int | float):
+        raise DamagedFile(f"{PROFILE_FILE}: created is {meta.get('created')!r:.40}")
+    return meta
+
+
+def _voice(folder: Path, meta: Any) -> SavedVoice:
+    meta = _check_meta(meta)
     engine = str(meta.get("engine", OFFLINE))
     if "blend" in meta and "profile" not in meta:
         return SavedVoice(name=str(meta["name"]), path=folder, created=float(meta["created"]),
                           transcript="", prompt={}, profile=None,
                           blend=Blend.from_weights(meta["blend"]["weights"]), engine=engine)
     if not (folder / PROMPT_FILE).is_file():
-        raise ValueError("prompt.wav is missing")
+        raise DamagedFile(f"{PROMPT_FILE} is missing")
     if "profile" not in meta and not (folder / ENGINE_VOICE_FILE).is_file():
-        raise ValueError(f"{ENGINE_VOICE_FILE} is missing")
+        raise DamagedFile(f"{ENGINE_VOICE_FILE} is missing")
     return SavedVoice(name=str(meta["name"]), path=folder, created=float(meta["created"]),
                       transcript=str(meta.get("transcript", "")), prompt=dict(meta["prompt"]),
                       profile=(VoiceProfile.from_dict(meta["profile"]) if "profile" in meta
                                else None),
                       clone=CloneTarget.from_dict(meta["space"]) if "space" in meta else None,
                       engine=engine)
+
+
+def _load_tensors(path: Path) -> dict[str, Any]:
+    """``voice.pt``: a dict of tensors (weights only: no code runs)."""
+    import torch
+
+    data = torch.load(path, map_location="cpu", weights_only=True)
+    if not isinstance(data, dict) or not all(isinstance(v, torch.Tensor)
+                                             for v in data.values()):
+        raise DamagedFile(f"{ENGINE_VOICE_FILE} is not a dict of tensors")
+    return data
 
 
 def _finite(x: float, digits: int) -> float | None:

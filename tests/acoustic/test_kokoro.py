@@ -4,8 +4,6 @@ tiny.en)."""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
@@ -177,9 +175,10 @@ def test_english_is_intelligible(model):
 
 
 def test_config_round_trips(folder):
-    from cosyvoice.acoustic.kokoro import MANIFEST, KokoroConfig
+    from cosyvoice.acoustic.kokoro import KokoroConfig
+    from cosyvoice.assets import kokoro_manifest
 
-    cfg = KokoroConfig.from_dict(json.loads(MANIFEST.read_text("utf-8")))
+    cfg = KokoroConfig.from_dict(kokoro_manifest())
     assert cfg.sample_rate == 24000 and cfg.style_rows == 510 and cfg.style_dim == 256
     assert KokoroConfig(**cfg.to_dict()) == cfg
 

@@ -18,7 +18,7 @@ def sentence(speech_s: float, lead_s: float = 0.3, tail_s: float = 0.25) -> np.n
 def loud_runs(wav: np.ndarray) -> list[tuple[int, int]]:
     loud = np.flatnonzero(np.abs(wav) > 1e-3)
     cuts = np.flatnonzero(np.diff(loud) > 0.02 * SR)  # gaps, not zero crossings
-    return list(zip(loud[np.r_[0, cuts + 1]], loud[np.r_[cuts, len(loud) - 1]] + 1))
+    return list(zip(loud[np.r_[0, cuts + 1]], loud[np.r_[cuts, len(loud) - 1]] + 1, strict=True))
 
 
 @pytest.mark.parametrize("pauses", [(0.0, 0.0, 0.0), (0.8, 0.0, 0.0), (0.0, 1.2, 0.0)])
@@ -26,11 +26,11 @@ def test_spans_are_the_speech_in_the_joined_output(pauses):
     joiner = ChunkJoiner(SR)
     lengths = (0.7, 0.4, 1.1)
     out = np.concatenate([joiner.push(sentence(s), last=i == 2, pause_s=p)
-                          for i, (s, p) in enumerate(zip(lengths, pauses))])
+                          for i, (s, p) in enumerate(zip(lengths, pauses, strict=True))])
     assert joiner.emitted == len(out)
     measured = loud_runs(out)
     assert len(measured) == 3
-    for (start, end), (a, b), s in zip(joiner.spans, measured, lengths):
+    for (start, end), (a, b), s in zip(joiner.spans, measured, lengths, strict=True):
         assert abs(start - a) <= 0.011 * SR and abs(end - b) <= 0.011 * SR  # one frame
         assert (end - start) / SR == pytest.approx(s, abs=0.011)
 
@@ -46,7 +46,7 @@ def test_join_runs_origins_place_each_run():
     runs = loud_runs(out)
     # each run's tone starts at its lead in its own audio: origin + lead = where it is heard
     assert [abs(o + int(lead * SR) - a) <= 1 for o, lead, (a, _) in
-            zip(origins, (0.2, 0.4), runs)] == [True, True]
+            zip(origins, (0.2, 0.4), runs, strict=True)] == [True, True]
 
 
 def test_joiner_origins_place_each_chunk():

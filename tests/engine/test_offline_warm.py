@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from cosyvoice.state_files import DAMAGED
 from tests.conftest import local_services
 
 
@@ -27,8 +28,13 @@ def test_source_profiles_are_measured_once_and_read_back_after_a_restart(tmp_pat
         m["name"]: "UNLOADED" for m in again.manager.states()}  # no model ran
     assert {n: p.to_dict() for n, p in again.engine._source_profiles.items()} == measured
 
-    for f in files:  # a damaged file is measured again, not trusted
-        f.write_text("{not json")
+    damage = ["{not json", json.dumps({**measured["acoustic_zh"], "formants_hz": "wide"})]
+    for f, text in zip(files, damage, strict=True):  # measured again, not trusted
+        f.write_text(text)
     third = local_services(tmp_path / "c", models_dir=models)
     third.engine.warm()
     assert json.loads(files[0].read_text()) == measured["acoustic_en"]
+    assert json.loads(files[1].read_text()) == measured["acoustic_zh"]
+    for f, text in zip(files, damage, strict=True):  # the damaged copies are kept aside
+        [aside] = f.parent.glob(f.name + DAMAGED + "*")
+        assert aside.read_text() == text

@@ -12,6 +12,7 @@ from cosyvoice.frontend.lexicon import Lexicon
 from cosyvoice.frontend.plan import plan_text
 from cosyvoice.server.errors import install_error_handlers
 from cosyvoice.server.lexicon_api import lexicon_router
+from cosyvoice.state_files import DAMAGED
 
 
 def test_put_delete_and_the_file(tmp_path):
@@ -66,6 +67,32 @@ def test_rest_routes(tmp_path):
     assert client.delete("/api/v1/lexicon/行").status_code == 200
     assert client.delete("/api/v1/lexicon/行").status_code == 404
     assert client.put("/api/v1/lexicon", content=b"{").status_code == 400
+
+
+@pytest.mark.parametrize("damage", [b"", b"{", b"[1, 2]", b"\xff\xfe\x00garbage",
+                                    b'{"zh": "not a map"}', b'{"fr": {}}',
+                                    b'{"en": {"tomato": "NOT ARPABET!"}}'])
+def test_a_damaged_file_is_set_aside_and_never_overwritten(tmp_path, damage):
+    path = tmp_path / "lexicon.json"
+    path.write_bytes(damage)
+    lex = Lexicon(path)
+    assert lex.readings() == {}  # empty, and the file is no longer where a write goes
+    [aside] = tmp_path.glob("lexicon.json" + DAMAGED + "*")
+    lex.put("tomato", "T AH0 M AA1 T OW2")
+    assert list(lex.readings()) == ["tomato"] and aside.read_bytes() == damage
+
+
+def test_writes_set_a_damaged_file_aside_before_replacing_it(tmp_path):
+    path = tmp_path / "lexicon.json"
+    for write in (lambda lex: lex.replace({"en": {"Nguyen": "W IH1 N"}}),
+                  lambda lex: lex.put("Nguyen", "W IH1 N"),
+                  lambda lex: pytest.raises(NotFoundError, lex.delete, "Nguyen")):
+        for old in tmp_path.iterdir():
+            old.unlink()
+        path.write_bytes(b"{truncated")
+        write(Lexicon(path))  # no read came first: the write itself checks the file
+        [aside] = tmp_path.glob("lexicon.json" + DAMAGED + "*")
+        assert aside.read_bytes() == b"{truncated"
 
 
 def test_a_full_lexicon_keeps_the_text_pass_fast(tmp_path):

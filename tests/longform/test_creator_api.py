@@ -10,7 +10,7 @@ import json
 import pytest
 import soundfile as sf
 
-from cosyvoice.cli_longform import ServerError, multipart, request
+from cosyvoice.cli.jobs import ServerError, multipart, request
 
 pytestmark = pytest.mark.slow
 

@@ -4,6 +4,8 @@ synthesized."""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import pytest
 import soundfile as sf
@@ -48,7 +50,7 @@ def test_three_voices_lengths_and_gaps_add_up(synth):
     on_disk, file_sr = sf.read(result.path)
     assert file_sr == sr and len(on_disk) == len(result.wav)
     # The gaps are silence, and each cue covers its line exactly.
-    for cue, nxt in zip(result.cues, result.cues[1:]):
+    for cue, nxt in pairwise(result.cues):
         gap = result.wav[round(cue.end_s * sr): round(nxt.start_s * sr)]
         assert len(gap) and np.abs(gap).max() == 0.0
     assert result.cues[-1].end_s == pytest.approx(len(result.wav) / sr, abs=1e-6)

@@ -13,7 +13,7 @@ import zipfile
 import pytest
 import soundfile as sf
 
-from cosyvoice.cli_longform import multipart, request
+from cosyvoice.cli.jobs import multipart, request
 from tests.conftest import start_app, stop_app
 
 pytestmark = pytest.mark.slow

@@ -48,6 +48,9 @@ def oracle_dir() -> Path | None:
 def missing_reason() -> str | None:
     """Why the oracle cannot run here, or None when it can."""
     if oracle_dir() is None:
+        if os.environ.get("COSYVOICE_ORACLE"):
+            return (f"COSYVOICE_ORACLE={os.environ['COSYVOICE_ORACLE']} holds no cosyvoice/ "
+                    "package (the reference implementation)")
         return "the reference implementation (shared/oracles/cosyvoice) is not found above the repo"
     stamp = ORACLE_ENV / ".oracle-stamp"
     if not ORACLE_PYTHON.exists() or not stamp.exists():

@@ -20,7 +20,8 @@ if [ -z "$ORACLE_DIR" ]; then
     d="$(dirname "$d")"
   done
 elif [ ! -d "$ORACLE_DIR/cosyvoice" ]; then
-  ORACLE_DIR=""
+  echo "setup_oracle_env.sh: COSYVOICE_ORACLE=$ORACLE_DIR holds no cosyvoice/ package" >&2
+  exit 1
 fi
 if [ -z "$ORACLE_DIR" ]; then
   # Not an error even in CI: a clone with no shared/ beside it cannot run the parity tests,

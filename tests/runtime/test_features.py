@@ -33,7 +33,7 @@ def test_features_tokens_and_embedding_match_the_reference_frontend(prompts, tin
     ref = oracle("frontend_features.py", folder=str(tiny_v2), audios=prompts)["results"]
     tokenizer = SpeechTokenizer(tiny_v2 / "speech_tokenizer_v2.onnx")
     speaker = SpeakerEncoder(tiny_v2 / "campplus.onnx")
-    for audio, want in zip(prompts, ref):
+    for audio, want in zip(prompts, ref, strict=True):
         log_mel = whisper_log_mel(audio)
         assert log_mel.shape == want["log_mel"].shape
         assert float((log_mel - want["log_mel"]).abs().max()) <= 1e-4

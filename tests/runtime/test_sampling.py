@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from cosyvoice.runtime.hparams import SamplingConfig
@@ -41,3 +42,34 @@ def test_draws_follow_the_seed_and_consume_one_draw_per_pick() -> None:
     probs, ids = nucleus_candidates(logp.softmax(0), 0.99, 25)
     manual = [int(ids[torch.multinomial(probs, 1, replacement=True)]) for _ in range(5)]
     assert first == manual
+
+
+def _peaky_steps(steps: int, vocab: int, seed: int) -> torch.Tensor:
+    """(steps, V) log-probabilities whose top token holds 0.9 (> top_p, so the nucleus is that
+    token alone) and changes only every 7 steps: the drawn token repeats within the window
+    most of the time, so the repetition ban fires often."""
+    g = torch.Generator().manual_seed(seed)
+    rest = torch.rand(steps, vocab, generator=g) + 0.05
+    probs = 0.1 * rest / rest.sum(dim=1, keepdim=True)
+    top = torch.randint(vocab, (steps // 7 + 1,), generator=g).repeat_interleave(7)[:steps]
+    probs[torch.arange(steps), top] += 0.9
+    return probs.log()
+
+
+@pytest.mark.oracle
+def test_the_repetition_ban_draws_what_the_reference_draws(oracle) -> None:
+    """Decoding 300 steps where repetitions are the rule: the same tokens as the reference's
+    ``ras_sampling`` under one seed, the ban branch taken many times (a token other than the
+    nucleus' only one)."""
+    cfg = SamplingConfig(top_p=0.8, top_k=25, win_size=10, tau_r=0.1)
+    logps = _peaky_steps(300, 64, seed=5)
+    ref = oracle("ras_sampling.py", logps=logps, seed=11, top_p=cfg.top_p, top_k=cfg.top_k,
+                 win_size=cfg.win_size, tau_r=cfg.tau_r)["tokens"].tolist()
+    sampler, decoded = RasSampler(cfg), []
+    torch.manual_seed(11)
+    for step in logps:
+        decoded.append(sampler(step, decoded))
+    assert decoded == ref
+    banned = sum(1 for step, token in zip(logps, decoded, strict=True)
+                 if token != int(step.argmax()))
+    assert banned >= 100, banned

@@ -84,13 +84,13 @@ def test_samples_and_tokens_match_the_reference(version, runs) -> None:
     run = runs(version)
     synth = run["synth"]
     for (mode, stream, speed), case, ref in zip(case_list(version), run["cases"],
-                                                 run["ref"]["cases"]):
+                                                 run["ref"]["cases"], strict=True):
         label = (version, mode, "streamed" if stream else f"whole x{speed}")
         tokens = synth.speech_tokens(case["inputs"], case["seed"])
         assert tokens == ref["tokens"].tolist(), label
         chunks = list(synth.tts(case["inputs"], stream=stream, speed=speed, seed=case["seed"]))
         assert [c.numel() for c in chunks] == [c.numel() for c in ref["chunks"]], label
-        diff = max(float((a - b).abs().max()) for a, b in zip(chunks, ref["chunks"]))
+        diff = max(float((a - b).abs().max()) for a, b in zip(chunks, ref["chunks"], strict=True))
         FIGURES[label] = diff
         print(f"{label}: {len(tokens)} tokens, {len(chunks)} chunks, max|diff| {diff:.2e}")
         assert diff <= TOL, label
@@ -107,7 +107,7 @@ def test_streamed_hops_are_per_request(version, runs) -> None:
     second = list(run["synth"].tts(inputs, stream=True, seed=seed))
     assert len(first) == 3  # hops of 45 and 50 tokens, then the rest
     assert [c.numel() for c in first] == [c.numel() for c in second]
-    assert all(torch.equal(a, b) for a, b in zip(first, second))
+    assert all(torch.equal(a, b) for a, b in zip(first, second, strict=True))
     if version == 2:
         # 30 prompt tokens: the first hop is 45 tokens (75 with the prompt) = 90 mel frames,
         # of which the last 8 wait for the next chunk (the HiFT cache)

@@ -435,14 +435,16 @@ def test_the_lexicon_post_and_the_ui_save_apply_the_same_limits(running_app, unc
 
 def test_a_lexicon_file_over_the_limits_is_not_applied(tmp_path, caplog):
     """The file at start (or edited on disk) goes through the same check: its entries are
-    not used, and the log says why."""
+    not used, it is set aside as damaged (kept, not overwritten), and the log says why."""
     path = tmp_path / "lexicon.json"
-    path.write_text(json.dumps({"en": {"tomato": "T AH0 M AA1 T OW2",
-                                       LONG_WORD: "W ER1 D"}}), "utf-8")
+    document = json.dumps({"en": {"tomato": "T AH0 M AA1 T OW2", LONG_WORD: "W ER1 D"}})
+    path.write_text(document, "utf-8")
     with caplog.at_level("WARNING"):
         readings = Lexicon(path).readings()
     assert "tomato" not in readings and LONG_WORD not in readings
     assert "at most 40" in caplog.text
+    [aside] = tmp_path.glob("lexicon.json.damaged*")
+    assert aside.read_text("utf-8") == document
 
 
 # --- 5. malformed bodies -----------------------------------------------------------------------

@@ -1,8 +1,10 @@
 """The app on a local Ray Serve cluster: 2 synthesis replicas (1 CPU each) behind the
 ingress. The REST and OpenAI tests of tests/server/test_api.py and the transcription API tests
 of tests/asr/test_surfaces.py run unchanged against it, a load of 4 clients x 20 requests gets
-no 5xx and reaches both replicas, and the admin token is enforced at the ingress. Skipped
-where Ray is not installed (requirements-ray.txt)."""
+no 5xx and reaches both replicas, and the admin token is enforced at the ingress. Marked
+``ray_full`` and left out of a plain run (``pytest -m ray_full tests/serving`` runs it; CI
+runs the one-replica smoke test, test_ray_smoke.py). Skipped where Ray is not installed
+(requirements-ray.txt; test.sh installs it)."""
 
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ from tests.server.test_api import (  # noqa: E402,F401  (run here against the Ra
     test_tts_multipart_clone,
 )
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.ray_full]
 
 ADMIN_TOKEN = "ray-admin-token-5c1e"
 

@@ -5,6 +5,7 @@ memory that was never given back: ``bench/vocoder_memory.py``)."""
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 import pytest
 import torch
@@ -31,7 +32,7 @@ def test_tile_plan_covers_every_output_once_with_two_lengths(t, rate):
     tile, small = tile_sizes(rate)
     plan = tile_plan(t, tile, small)
     assert plan[0][0] == 0
-    assert all(a + n == b for (a, n), (b, _) in zip(plan, plan[1:]))  # contiguous
+    assert all(a + n == b for (a, n), (b, _) in pairwise(plan))  # contiguous
     end = plan[-1][0] + plan[-1][1]
     assert t <= end < t + small  # covers t, wastes less than one small tile
     assert {n for _, n in plan} <= {tile, small}

@@ -138,6 +138,16 @@ def test_plan_interpolates_and_clamps(source, target) -> None:
 
 
 def test_runs_under_inference_mode_without_grad(adapter, piper_wav, source, target) -> None:
+    """Even when the caller has grad enabled, the vocoder runs in inference mode (no autograd
+    graph kept) and the result is plain audio."""
+    seen = []
+
+    def vocode(mel):  # the real vocoder, observed
+        seen.append((torch.is_inference_mode_enabled(), torch.is_grad_enabled()))
+        return adapter.vocode(mel)
+
+    observed = VoiceAdapter(vocode, adapter.mel)
     with torch.enable_grad():
-        y, _ = adapter.adapt(*piper_wav, source, target, strength=0.5)
-    assert isinstance(y, np.ndarray)
+        y, sr = observed.adapt(*piper_wav, source, target, strength=0.5)
+    assert seen and all(inference and not grad for inference, grad in seen), seen
+    _check_audio(y, sr, piper_wav)

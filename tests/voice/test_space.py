@@ -6,6 +6,7 @@ falls back to joe + adapter and says so."""
 from __future__ import annotations
 
 import copy
+import json
 import time
 from pathlib import Path
 
@@ -165,19 +166,63 @@ def _prompt(synth, path):
     return prompt.wav, prompt.sr, voice
 
 
+def test_the_shipped_space_matches_the_pinned_weights():
+    """The space shipped with the code is the one setup would measure: keyed by the pinned
+    packs, model, encoder and sentences (a change to any of them must re-ship it:
+    ``python -m cosyvoice.tools.embed_kokoro_voices --force`` and copy the file), and it
+    holds every English and Mandarin voice."""
+
+    from cosyvoice.assets import kokoro_manifest
+    from cosyvoice.voice.space import SHIPPED, current_key, voice_lang
+
+    space = VoiceSpace.read(SHIPPED, current_key())
+    assert space is not None, f"{SHIPPED} was measured with other weights or sentences"
+    packs = kokoro_manifest()["voices"]["sha256"]
+    assert sorted(space.points) == sorted(v for v in packs if voice_lang(v) is not None)
+    assert len(space.points) == 36
+
+
+def test_check_says_whether_a_space_must_be_measured(tmp_path, monkeypatch, capsys):
+    """``--check`` (run.sh's setup step): 0 with the shipped space, 3 without any."""
+    import cosyvoice.voice.space as space_mod
+    from cosyvoice.tools.embed_kokoro_voices import main
+
+    assert main(["--dir", str(tmp_path), "--check"]) == 0
+    monkeypatch.setattr(space_mod, "SHIPPED", tmp_path / "nothing.json")
+    assert main(["--dir", str(tmp_path), "--check"]) == 3
+    assert "none matches" in capsys.readouterr().out
+    assert list(tmp_path.iterdir()) == []  # a check measures nothing
+
+
 @pytest.mark.slow
-def test_without_the_space_clone_falls_back_to_joe_and_says_so(tmp_path, real_female_prompt):
+def test_without_a_space_clone_falls_back_to_joe_then_finds_a_new_one(
+        tmp_path, models, monkeypatch, real_female_prompt):
+    """No space matches (weights other than the pinned ones, the background measurement
+    still running): clone mode uses joe + adapter and says so; once a measured file appears
+    in models/kokoro/, the next clone uses it without a restart."""
+    import shutil
+
+    import cosyvoice.engine.offline.engine as engine_mod
+    import cosyvoice.voice.space as space_mod
     from cosyvoice.engine.offline.engine import NO_SPACE_NOTE
     from cosyvoice.pipeline import SynthesisRequest
 
-    require_kokoro()
-    synth = local_services(tmp_path, models_dir=tmp_path / "models").synth  # no space file
-    out = synth.synthesize(SynthesisRequest(text=TEXT, mode="clone", seed=1,
-                                            prompt_path=str(real_female_prompt)))
+    monkeypatch.setattr(space_mod, "SHIPPED", tmp_path / "nothing.json")
+    monkeypatch.setattr(engine_mod, "SPACE_RECHECK_S", 0.0)
+    root = tmp_path / "models"
+    shutil.copytree(models, root, symlinks=True)
+    (root / "kokoro" / FILE_NAME).unlink()
+    synth = local_services(tmp_path, models_dir=root).synth
+    req = SynthesisRequest(text=TEXT, mode="clone", seed=1, prompt_path=str(real_female_prompt))
+    out = synth.synthesize(req)
     assert NO_SPACE_NOTE in out.notes
     assert not any(n.startswith("cloned from Kokoro") for n in out.notes)
     assert np.sqrt(np.mean(out.wav ** 2)) > 0.01
     assert synth.prompt_profile(real_female_prompt)[1].target is None
+
+    shutil.copy(models / "kokoro" / FILE_NAME, root / "kokoro" / FILE_NAME)  # measured now
+    again = synth.synthesize(req)
+    assert any(n.startswith("cloned from Kokoro") for n in again.notes), again.notes
 
 
 def test_blend_weights_of_a_saved_target_survive_json():
@@ -230,3 +275,39 @@ def test_the_learned_map_keeps_to_a_sex_and_to_its_weights(tmp_path):
     assert clone_map.blend_for(prompt, k=1, sex="m").spec == "am_b:1"
     assert CloneMap.read(path, "other") is None
     assert CloneMap.read(tmp_path / "missing.npz", "k") is None
+
+
+def _small_space() -> dict:
+    rng = np.random.default_rng(0)
+    points = {n: VoicePoint(n, "en", (e := rng.normal(size=256).astype(np.float32))
+                            / np.linalg.norm(e), _profile(100.0 + i * 50, 500.0, -5.0))
+              for i, n in enumerate(VOICES)}
+    return VoiceSpace("k", points, 1.0).to_dict()
+
+
+def _damaged_spaces() -> dict[str, bytes]:
+    good = _small_space()
+    short = copy.deepcopy(good)
+    short["voices"][1]["embedding"] = short["voices"][1]["embedding"][:100]
+    nan = json.dumps(good).replace(str(good["voices"][0]["embedding"][3]), "NaN", 1)
+    typed = copy.deepcopy(good)
+    typed["voices"][2]["profile"]["f0_median_hz"] = "high"
+    text = json.dumps(good)
+    return {"empty": b"", "object": b"{}", "truncated": text[: len(text) // 2].encode(),
+            "binary": bytes(range(256)) * 8, "short-embedding": json.dumps(short).encode(),
+            "nan-embedding": nan.encode(), "profile-types": json.dumps(typed).encode(),
+            "voices-not-a-list": json.dumps({**good, "voices": "all"}).encode()}
+
+
+@pytest.mark.parametrize("kind", list(_damaged_spaces()))
+def test_a_damaged_space_is_set_aside_for_setup_to_measure_again(tmp_path, kind):
+    from cosyvoice.state_files import DAMAGED
+
+    path = tmp_path / FILE_NAME
+    path.write_text(json.dumps(_small_space()))
+    assert sorted(VoiceSpace.read(path, "k").points) == VOICES  # the good one reads
+    data = _damaged_spaces()[kind]
+    path.write_bytes(data)
+    assert VoiceSpace.read(path, "k") is None and not path.exists()
+    [aside] = tmp_path.glob(FILE_NAME + DAMAGED + "*")
+    assert aside.read_bytes() == data

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 
@@ -11,6 +12,7 @@ import pytest
 
 from cosyvoice.audio.io import read_audio, resample, to_mono
 from cosyvoice.errors import ConflictError, NotFoundError
+from cosyvoice.state_files import DAMAGED
 from cosyvoice.voice.profile import VoiceProfile
 from cosyvoice.voice.store import VoiceNameError, VoiceStore, check_name, slug
 
@@ -103,7 +105,7 @@ def test_rename_and_delete(store, prompt):
         [slug("other")]
 
 
-def test_broken_and_partial_folders_are_ignored_then_swept(store, prompt):
+def test_broken_folders_are_set_aside_and_partial_ones_swept(store, prompt):
     wav, profile = prompt
     store.root.mkdir(parents=True)
     (store.root / ".tmp-crashed").mkdir()  # an interrupted save
@@ -112,9 +114,31 @@ def test_broken_and_partial_folders_are_ignored_then_swept(store, prompt):
     broken.mkdir()
     (broken / "profile.json").write_text("{not json")
     assert store.list() == [] and store.find("Broken") is None
-    store.save("Broken", wav, SR, profile)  # replaces the unreadable folder of that name
+    [aside] = store.root.glob(broken.name + DAMAGED + "*")  # kept, not deleted
+    assert (aside / "profile.json").read_text() == "{not json"
+    store.save("Broken", wav, SR, profile)  # a new voice of that name beside it
     assert store.names() == ["Broken"]
     assert not (store.root / ".tmp-crashed").exists()
+    assert (aside / "profile.json").read_text() == "{not json"
+
+
+def test_a_damaged_engine_voice_file_sets_the_voice_aside(store, prompt):
+    import torch
+
+    wav, _ = prompt
+    store.save("Engine voice", wav, SR, {"embedding": torch.ones(4)}, engine="cosyvoice3")
+    voice = store.get("Engine voice")
+    assert torch.equal(voice.engine_voice()["embedding"], torch.ones(4))
+    for damage in (b"", b"PK\x03\x04 not a zip", b"\x80\x02}q\x00."):
+        (voice.path / "voice.pt").write_bytes(damage)
+        with pytest.raises(NotFoundError, match="damaged on disk and has been set aside"):
+            voice.engine_voice()
+        assert store.names() == [] and not voice.path.exists()
+        [aside] = store.root.glob(voice.path.name + DAMAGED + "*")
+        assert (aside / "voice.pt").read_bytes() == damage
+        shutil.rmtree(aside)
+        store.save("Engine voice", wav, SR, {"embedding": torch.ones(4)}, engine="cosyvoice3")
+        voice = store.get("Engine voice")
 
 
 def test_odd_lookups_never_escape_the_folder(store, prompt, tmp_path):

@@ -48,6 +48,7 @@ def capabilities(version: int, speakers: tuple[str, ...] = ()) -> Capabilities:
         instructions=True,
         seed_deterministic=True,
         saved_voices=True,
+        cloning="model",  # zero-shot from the prompt (and its transcript); no strength
     )
 
 

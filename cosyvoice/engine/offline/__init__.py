@@ -10,6 +10,9 @@ offered when setup installed their files (a directory listing, see
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+
 from cosyvoice.acoustic.kokoro import installed_voices, voice_label, voice_language
 from cosyvoice.engine.base import Capabilities, EngineFactory
 from cosyvoice.frontend.languages import LANGUAGES
@@ -53,6 +56,27 @@ CAPABILITIES = Capabilities(
 )
 
 
+def voice_space_file(settings) -> Path:
+    """Where setup stores Kokoro's measured voice space (what cloning v2 blends from)."""
+    from cosyvoice.voice.space import FILE_NAME
+
+    return Path(settings.models_dir) / KOKORO / FILE_NAME
+
+
+def configured(settings) -> Capabilities:
+    """The capabilities under ``settings``: cloning is a blend of Kokoro's voices nearest
+    to the prompt where cloning v2 is on and their voice space is there (shipped with the
+    code, or measured by setup), else the voice adapter on joe/baker. The similarity
+    strength changes a clone only where the adapter moves it: the adapter path, or a blend
+    with ``clone_adapter_scale`` > 0."""
+    from cosyvoice.voice.space import SHIPPED
+
+    blend = bool(settings.clone_space and CAPABILITIES.blend_voices
+                 and (SHIPPED.is_file() or voice_space_file(settings).is_file()))
+    return dataclasses.replace(CAPABILITIES, cloning="blend" if blend else "adapter",
+                               clone_strength=not blend or settings.clone_adapter_scale > 0)
+
+
 def _specs(settings):
     from cosyvoice.engine.offline.models import offline_specs
 
@@ -65,4 +89,4 @@ def _build(manager, settings):
     return OfflineEngine(manager, settings)
 
 
-FACTORY = EngineFactory(CAPABILITIES, _specs, _build)
+FACTORY = EngineFactory(CAPABILITIES, _specs, _build, configured)

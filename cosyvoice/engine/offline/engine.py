@@ -9,8 +9,8 @@ every call, so a reload or unload never leaves the engine holding a stale one.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +21,13 @@ from cosyvoice.acoustic.base import to_audio
 from cosyvoice.audio.io import resample
 from cosyvoice.audio.join import join_runs
 from cosyvoice.engine.base import SPEED_RANGE, EngineChunk, EngineRequest
-from cosyvoice.engine.offline import CAPABILITIES, KOKORO, PRESET_VOICES
+from cosyvoice.engine.offline import (
+    CAPABILITIES,
+    KOKORO,
+    PRESET_VOICES,
+    configured,
+    voice_space_file,
+)
 from cosyvoice.errors import TextError
 from cosyvoice.files import write_json_atomic
 from cosyvoice.frontend.plan import main_language, run_parts
@@ -31,6 +37,7 @@ from cosyvoice.prosody.style import Style, load_emotion_rules
 from cosyvoice.settings import Settings
 from cosyvoice.speaker.cache import LruCache, audio_key
 from cosyvoice.speaker.validation import PromptAudio
+from cosyvoice.state_files import read_json
 from cosyvoice.voice.blend import is_blend_spec
 from cosyvoice.voice.space import PromptVoice
 
@@ -54,10 +61,12 @@ CALIBRATION_PARTS = {
     "acoustic_zh": ("今天早上天气很好，我们一起去公园散步。", "他每天都坐公共汽车去上班。",
                     "这本书讲的是一个关于友谊的故事。", "请把桌子上的杯子递给我。"),
 }
-NO_SPACE_NOTE = ("Kokoro's voice space has not been measured, so this clone uses the joe/"
-                 "baker voice moved by the adapter; run `bash run.sh --setup-only` to measure "
-                 "it / 尚未测量 Kokoro 音色空间，本次克隆使用 joe/baker 加音色适配；请运行 "
-                 "`bash run.sh --setup-only`")
+NO_SPACE_NOTE = ("Kokoro's voice space is not measured for the installed weights yet (setup "
+                 "measures it in the background: logs/voice_space.log), so this clone uses the "
+                 "joe/baker voice moved by the adapter / 已安装权重的 Kokoro 音色空间尚未测量"
+                 "（安装程序正在后台测量：logs/voice_space.log），"
+                 "本次克隆使用 joe/baker 加音色适配")
+SPACE_RECHECK_S = 30.0  # while no voice space matches, look for a newly measured one this often
 OLD_SAVED_NOTE = ("this voice was saved before cloning from Kokoro's voices; it is spoken by "
                   "joe/baker moved by the adapter (save it again from its prompt to use "
                   "Kokoro) / 该音色保存于旧版本，使用 joe/baker 加音色适配")
@@ -84,8 +93,9 @@ class OfflineEngine:
         self._source_profiles: dict[str, object] = {}  # acoustic model name → profile
         self.emotion_rules = load_emotion_rules(settings.emotion_rules)
         self._settings = settings
-        self._space = None  # Kokoro's voice space (read once; None: not measured)
-        self._space_read = False
+        self.capabilities = configured(settings)  # cloning as these settings make it
+        self._space = None  # Kokoro's voice space (None: none matches the weights yet)
+        self._space_checked = -SPACE_RECHECK_S  # monotonic time of the last look
 
     # ---- voices -----------------------------------------------------------------------
     def voice_from_prompt(self, prompt: PromptAudio, prompt_text: str = "") -> PromptVoice:
@@ -96,9 +106,10 @@ class OfflineEngine:
 
         key = audio_key(prompt.wav, prompt.sr)
         voice = self._profiles.get(key)
-        if voice is None:
-            voice = PromptVoice(VoiceProfile.from_audio(prompt.wav, prompt.sr),
-                                self._locate(prompt))
+        if voice is None or (voice.target is None and self.voice_space() is not None):
+            # (a prompt placed before a voice space was found is placed again)
+            profile = voice.profile if voice else VoiceProfile.from_audio(prompt.wav, prompt.sr)
+            voice = PromptVoice(profile, self._locate(prompt))
             self._profiles.put(key, voice)
         return voice
 
@@ -113,15 +124,18 @@ class OfflineEngine:
         return CloneTarget.locate(space, encoder.embed(prompt.wav, prompt.sr))
 
     def voice_space(self):
-        """Kokoro's voice space as setup measured it for the installed weights (read once;
-        None when Kokoro is absent, cloning v2 is off, or setup has not measured it)."""
-        if not self._space_read:
-            self._space_read = True
-            if self._settings.clone_space and _kokoro_installed():
-                from cosyvoice.voice.space import FILE_NAME, VoiceSpace, current_key
+        """Kokoro's voice space for the installed weights: measured here, else shipped
+        (:func:`~cosyvoice.voice.space.find_space`). None when Kokoro is absent, cloning v2
+        is off, or none matches yet; then it is looked for again every
+        :data:`SPACE_RECHECK_S` (setup measures a new one in the background)."""
+        if self._space is None and self._settings.clone_space and _kokoro_installed():
+            now = time.monotonic()
+            if now - self._space_checked >= SPACE_RECHECK_S:
+                self._space_checked = now
+                from cosyvoice.voice.space import current_key, find_space
 
-                path = Path(self._settings.models_dir) / "kokoro" / FILE_NAME
-                self._space = VoiceSpace.read(path, current_key())
+                self._space = find_space(voice_space_file(self._settings).parent,
+                                         current_key())
         return self._space
 
     def warm(self) -> None:
@@ -139,9 +153,8 @@ class OfflineEngine:
         if profile is not None:
             return profile
         path = self._profile_file(name)
-        try:
-            profile = VoiceProfile.from_dict(json.loads(path.read_text()))
-        except (OSError, ValueError):
+        profile = read_json(path, "source-profile cache", VoiceProfile.from_dict)
+        if profile is None:  # missing, or damaged and set aside: measured again
             wav, sr, _ = self._speak(name, CALIBRATION_PARTS[name], 1.0, 0, None)
             profile = VoiceProfile.from_audio(wav, sr, self._adapter().mel)
             logger.info("measured the source profile of %s (F0 median %.0f Hz)", name,

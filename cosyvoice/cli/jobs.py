@@ -1,15 +1,9 @@
-"""The CLI's long-form commands (hooked into :mod:`cosyvoice.cli`).
+"""``job``: batch jobs on a running app (submit, status, result, list, cancel).
 
-    python -m cosyvoice dialogue script.txt -o talk.wav [--srt talk.srt] [--gap 0.25]
-    python -m cosyvoice job submit book.md [--voice af_heart] [--wait] [--server URL]
-    python -m cosyvoice job status ID [--wait]
-    python -m cosyvoice job result ID -o book.zip
-    python -m cosyvoice job list | cancel ID
-
-``dialogue`` runs in this process (models built as the app builds them). ``job`` talks to a
-running app (``--server``, env ``COSYVOICE_SERVER``, default ``http://127.0.0.1:7860``):
-jobs are the app's background work, persisted in its jobs folder and resumed after its
-restarts, so the CLI only submits, watches (a progress bar on stderr) and downloads.
+Jobs are the app's background work, persisted in its jobs folder and resumed after its
+restarts, so the CLI only submits, watches (a progress bar on stderr) and downloads. The app
+is ``--server``, env ``COSYVOICE_SERVER``, default ``http://127.0.0.1:7860``. :func:`request`
+and :func:`multipart` are the small HTTP client the commands (and tests) use.
 """
 
 from __future__ import annotations
@@ -25,35 +19,10 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from cosyvoice.cli.common import ServerError, UsageError, bar, write_output
+
 DEFAULT_SERVER = "http://127.0.0.1:7860"
 POLL_S = 1.0
-BAR = 30
-
-
-class ServerError(Exception):
-    """The app answered with an error (its message) or could not be reached."""
-
-    def __init__(self, message: str, status: int = 0) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-def add_dialogue(sub: Any, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("dialogue", parents=[common], help="render a dialogue script of "
-                       "several voices into one file",
-                       description="Render a dialogue script ('[voice] text' or "
-                       "'[voice|instruction] text' per line; see docs/creator.md) into one "
-                       "audio file, with a progress line per line and the per-line table.")
-    p.add_argument("file", type=Path, help="the script (UTF-8; '-': stdin)")
-    p.add_argument("-o", "--output", required=True, help="the joined audio file")
-    p.add_argument("--srt", type=Path, help="also write SubRip subtitles (one cue per line)")
-    p.add_argument("--vtt", type=Path, help="also write WebVTT subtitles")
-    p.add_argument("--gap", type=float, default=0.25, help="silence between lines (s)")
-    p.add_argument("--speaker-gap", type=float, default=0.6,
-                   help="silence where the speaker changes (s)")
-    p.add_argument("--speed", type=float, default=1.0)
-    p.add_argument("--seed", type=int)
-    p.set_defaults(func=cmd_dialogue)
 
 
 def add_job(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -85,57 +54,6 @@ def add_job(sub: Any, common: argparse.ArgumentParser) -> None:
     c.set_defaults(func=cmd_job_cancel)
 
 
-# ---- dialogue --------------------------------------------------------------------------
-def cmd_dialogue(ns: argparse.Namespace) -> int:
-    import dataclasses
-    import shutil
-    import tempfile
-
-    from cosyvoice.audio.encode import encode
-    from cosyvoice.cli import (
-        SUFFIX_FORMATS,
-        UsageError,
-        build_synthesizer,
-        settings_for,
-        write_output,
-    )
-    from cosyvoice.longform.dialogue import parse_script, render_dialogue
-    from cosyvoice.subtitles import to_srt, to_vtt
-
-    try:
-        script = sys.stdin.read() if str(ns.file) == "-" else ns.file.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise UsageError(f"{ns.file}: cannot be read as UTF-8 text ({e})") from e
-    settings = settings_for(ns)
-    lines = parse_script(script, settings.dialogue_max_lines, settings.dialogue_max_chars)
-    scratch = Path(tempfile.mkdtemp(prefix="cosyvoice-cli-"))
-    t0 = time.perf_counter()
-    try:
-        synth = build_synthesizer(dataclasses.replace(settings, outputs_dir=scratch))
-
-        def progress(i: int, n: int, what: str) -> None:
-            print(f"{_bar(i / n)} {what}  {time.perf_counter() - t0:6.1f} s", file=sys.stderr,
-                  flush=True)
-
-        result = render_dialogue(synth, lines, engine=ns.caps.name, gap_s=ns.gap,
-                                 speaker_gap_s=ns.speaker_gap, speed=ns.speed, seed=ns.seed,
-                                 progress=progress)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    fmt = SUFFIX_FORMATS.get(Path(ns.output).suffix.lower(), "wav")
-    where = write_output(ns.output, encode(result.wav, result.sample_rate, fmt))
-    for path, text in ((ns.srt, to_srt(result.cues)), (ns.vtt, to_vtt(result.cues))):
-        if path is not None:
-            write_output(str(path), text.encode("utf-8"))
-    print(f"{'line':>5}  {'voice':<16} {'seconds':>8}  notes")
-    for r in result.rows:
-        print(f"{r['line']:>5}  {r['voice']:<16} {r['seconds']:>8.2f}  {r['notes']}")
-    print(f"{where}  {result.duration_s:.2f} s audio, {len(result.rows)} lines, "
-          f"{result.elapsed_s:.1f} s")
-    return 0
-
-
-# ---- jobs ------------------------------------------------------------------------------
 def request(server: str, method: str, path: str, body: bytes | None = None,
             headers: dict[str, str] | None = None) -> tuple[bytes, Any]:
     req = urllib.request.Request(server.rstrip("/") + path, data=body, method=method,
@@ -169,8 +87,6 @@ def multipart(fields: dict[str, str], name: str, data: bytes) -> tuple[bytes, st
 
 
 def cmd_job_submit(ns: argparse.Namespace) -> int:
-    from cosyvoice.cli import UsageError
-
     try:
         data = ns.file.read_bytes()
     except OSError as e:
@@ -203,7 +119,7 @@ def watch(server: str, job_id: str) -> int:
     while True:
         job = get_json(server, f"/api/v1/jobs/{job_id}")
         end = "\n" if job["state"] not in ("queued", "running") else "\r"
-        print(f"{_bar(job['progress'])} {job['done']}/{job['total']} items  {job['state']}"
+        print(f"{bar(job['progress'])} {job['done']}/{job['total']} items  {job['state']}"
               f"  {job['audio_s']:.0f} s audio", end=end, file=sys.stderr, flush=True)
         if end == "\n":
             if job["error"]:
@@ -213,8 +129,6 @@ def watch(server: str, job_id: str) -> int:
 
 
 def cmd_job_result(ns: argparse.Namespace) -> int:
-    from cosyvoice.cli import write_output
-
     data, _ = request(ns.server, "GET", f"/api/v1/jobs/{ns.id}/result")
     print(write_output(str(ns.output), data))
     return 0
@@ -233,6 +147,3 @@ def cmd_job_cancel(ns: argparse.Namespace) -> int:
     return 0
 
 
-def _bar(fraction: float) -> str:
-    n = int(round(max(0.0, min(1.0, fraction)) * BAR))
-    return f"[{'#' * n}{'.' * (BAR - n)}] {100 * fraction:3.0f}%"
