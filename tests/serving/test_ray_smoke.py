@@ -70,4 +70,16 @@ def test_ready_speak_stream_and_refuse_through_ray(ray_url):
     error = bad.json()["error"]
     assert set(error) == {"message", "type", "code"} and error["code"] == 422
     assert "text" in error["message"].lower()
+    # The ingress has the app's request guards: another site's page, a chunked body over
+    # the limit, JSON as text/plain.
+    r = httpx.post(ray_url + "/admin/reload", headers={"Origin": "https://evil.example"},
+                   timeout=60)
+    assert r.status_code == 403 and r.json()["error"]["type"] == "CrossSiteError", r.text
+    big = (b" " * 2**20 for _ in range(4))
+    r = httpx.post(ray_url + "/api/v1/tts", content=big, timeout=60,
+                   headers={"content-type": "application/json"})
+    assert r.status_code == 413 and r.json()["error"]["code"] == 413, r.text
+    r = httpx.post(ray_url + "/api/v1/tts", content=b'{"text": "Hi."}', timeout=60,
+                   headers={"content-type": "text/plain"})
+    assert r.status_code == 415, r.text
     assert get_json(ray_url + "/health/ready", timeout=60)[1]["ready"] is True
