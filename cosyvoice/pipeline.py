@@ -50,7 +50,7 @@ from cosyvoice.lifecycle.oom import call_with_oom_retry
 from cosyvoice.settings import Settings
 from cosyvoice.speaker.cache import LruCache
 from cosyvoice.speaker.validation import PromptAudio, PromptLimits, validate_prompt
-from cosyvoice.subtitles import Cue, write_beside
+from cosyvoice.subtitles import Cue, clamp_cues, write_beside
 from cosyvoice.voice.blend import is_blend_spec, parse_blend
 from cosyvoice.voice.store import SavedVoice, VoiceStore
 
@@ -452,7 +452,7 @@ class Synthesizer:
                          f"sentence {chunk.index + 1}/{chunk.total}")
         wav = np.concatenate(pieces) if pieces else np.zeros(0, np.float32)
         path = write_wav_atomic(self.output_path(req), wav, sr)
-        cues = _clamped(cues, len(wav) / sr)
+        cues = clamp_cues(cues, len(wav) / sr)
         try:
             write_beside(path, cues)  # outputs/<name>.srt and .vtt, the UI's downloads
         except OSError as e:  # the audio is saved; subtitles files are a convenience
@@ -469,17 +469,6 @@ class Synthesizer:
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
         name = f"{stamp}_{req.mode}_{slug}_{uuid.uuid4().hex[:6]}.wav"
         return Path(self.settings.outputs_dir) / name
-
-
-def _clamped(cues: list[Cue], duration_s: float) -> list[Cue]:
-    """Cues inside the output (the last sample's rounding) and not overlapping: a cue ends
-    where the next begins at the latest (the cross-fade shares a few ms)."""
-    out = []
-    for i, c in enumerate(cues):
-        end = min(c.end_s, duration_s, cues[i + 1].start_s if i + 1 < len(cues) else duration_s)
-        start = min(c.start_s, end)
-        out.append(Cue(start, end, c.text))
-    return out
 
 
 def _file_digest(path: Path, max_bytes: int) -> str | None:

@@ -74,3 +74,14 @@ def write_beside(audio_path: str | Path, cues: Iterable[Cue]) -> tuple[Path, Pat
         out.append(write_text_atomic(Path(audio_path).with_suffix(suffix), text,
                                      durable=False))
     return out[0], out[1]
+
+
+def clamp_cues(cues: list[Cue], duration_s: float) -> list[Cue]:
+    """Cues inside the output (the last sample's rounding) and not overlapping: a cue ends
+    where the next begins at the latest (the cross-fade shares a few ms)."""
+    out = []
+    for i, c in enumerate(cues):
+        end = min(c.end_s, duration_s, cues[i + 1].start_s if i + 1 < len(cues) else duration_s)
+        start = min(c.start_s, end)
+        out.append(Cue(start, end, c.text))
+    return out

@@ -10,8 +10,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
-import re
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
@@ -31,9 +29,7 @@ from cosyvoice.audio.encode import (
 )
 from cosyvoice.engine.base import INSTRUCTION_MAX_CHARS, SEED_MAX
 from cosyvoice.errors import (
-    StorageError,
     TextError,
-    UploadTooLargeError,
 )
 from cosyvoice.pipeline import SynthesisRequest, Synthesizer
 from cosyvoice.server.errors import (
@@ -43,6 +39,8 @@ from cosyvoice.server.errors import (
     validate_body,
 )
 from cosyvoice.server.gate import SynthesisGate
+from cosyvoice.server.transcribe_api import auto_transcript, transcript_header
+from cosyvoice.server.uploads import discard_upload, save_upload
 
 logger = logging.getLogger(__name__)
 
@@ -127,33 +125,9 @@ class Api:
         return body, prompt
 
     async def save_upload(self, upload: UploadFile) -> Path:
-        """Store an upload as ``cache/uploads/<private dir>/<its own safe name>``, so that
-        messages about the file name what the user sent; remove it with :func:`discard_upload`.
-        A client's path (``../../etc/passwd.wav``) is cut to its last part."""
-        cache = Path(self.synth.settings.cache_dir) / "uploads"
-        try:
-            cache.mkdir(parents=True, exist_ok=True)
-            path = Path(tempfile.mkdtemp(prefix="prompt-", dir=cache)) / safe_upload_name(
-                upload.filename)
-        except OSError as e:
-            raise StorageError(f"could not store the upload in {cache}: "
-                               f"{e.strerror or e} — free some disk space") from e
-        size = 0
-        try:
-            with open(path, "xb") as f:
-                while chunk := await upload.read(1 << 20):
-                    size += len(chunk)
-                    if size > self.max_upload:
-                        raise UploadTooLargeError(f"prompt upload is over the "
-                                                  f"{self.max_upload / 2**20:.0f} MB limit")
-                    f.write(chunk)
-        except BaseException as e:
-            discard_upload(path)
-            if isinstance(e, OSError):
-                raise StorageError(f"could not store the upload in {cache}: "
-                                   f"{e.strerror or e} — free some disk space") from e
-            raise
-        return path
+        """The upload stored under ``cache/uploads`` (:func:`~cosyvoice.server.uploads.
+        save_upload`), at most ``--max-upload-mb``."""
+        return await save_upload(upload, Path(self.synth.settings.cache_dir), self.max_upload)
 
     # ---- synthesis ----------------------------------------------------------------------
     # The routes call these two; a subclass runs the same requests elsewhere (the Ray Serve
@@ -230,23 +204,6 @@ class Api:
                 slot.__exit__(None, None, None)
 
         return StreamingResponse(body(), media_type=media_type(fmt, sr), headers=headers)
-
-
-def safe_upload_name(filename: str | None) -> str:
-    """The last part of a client's file name, in letters, digits, ``.``, ``-``, ``_``."""
-    base = (filename or "").replace("\\", "/").rsplit("/", 1)[-1]
-    base = re.sub(r"[^\w.-]+", "_", base).lstrip(".")[-80:]
-    return base or "prompt.bin"
-
-
-def discard_upload(path: Path) -> None:
-    """Delete an upload stored by :meth:`Api.save_upload` and its private folder."""
-    path.unlink(missing_ok=True)
-    if path.parent.name.startswith("prompt-"):
-        try:
-            path.parent.rmdir()
-        except OSError:
-            pass
 
 
 def notes_header(notes: list[str]) -> str:
@@ -331,7 +288,6 @@ def api_router(synth: Synthesizer, gate: SynthesisGate, api: Api | None = None) 
     async def tts(request: Request) -> Response:
         """Speak text in any mode; JSON, or multipart with a ``prompt`` recording
         (``prompt_text: "auto"`` transcribes it where the mode takes a transcript)."""
-        from cosyvoice.server.transcribe_api import auto_transcript, transcript_header
 
         body, prompt = await api.parse_tts(request)
         req = _request(body, prompt)
@@ -340,7 +296,7 @@ def api_router(synth: Synthesizer, gate: SynthesisGate, api: Api | None = None) 
             if body.stream and body.timestamps:
                 raise TextError("timestamps come with a whole response: leave out stream, or "
                                 "read each chunk's timing as it arrives / 时间戳不能与流式同用")
-            heard = await auto_transcript(api, req)
+            heard = await auto_transcript(synth, gate, req)
             if body.stream:
                 response = await api.run_stream(req, fmt)
             else:

@@ -18,7 +18,8 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from cosyvoice.errors import NotFoundError
-from cosyvoice.server.admin import AdminActions, _token_from, is_proxied
+from cosyvoice.server.admin import AdminActions, RestartBody
+from cosyvoice.server.admin_auth import is_proxied, token_from
 from cosyvoice.server.errors import (
     error_responses,
     json_object_or_empty,
@@ -43,10 +44,6 @@ async def folder_body(request: Request) -> str | None:
     return validate_body(FolderBody, read_json(raw)).model_dir
 
 
-class RestartBody(BaseModel):
-    keep_outputs: bool = Field(False, description="keep generated audio in outputs/")
-
-
 def models_router(actions: AdminActions) -> APIRouter:
     manager = actions.manager
     router = APIRouter(prefix="/api/v1", tags=["models"])
@@ -59,7 +56,7 @@ def models_router(actions: AdminActions) -> APIRouter:
                             f"{', '.join(manager.names())}")
 
     def admin(request: Request, name: str, token: str | None, auth: str | None) -> None:
-        actions.check_token(_token_from(token, auth), is_proxied(request.headers))
+        actions.check_token(token_from(token, auth), is_proxied(request.headers))
         state_of(name)
 
     @router.get("/models")
@@ -114,7 +111,7 @@ def models_router(actions: AdminActions) -> APIRouter:
         503 with Retry-After inside the cooldown or while a restart runs.
         """
         keep = bool(body.keep_outputs) if body is not None else False
-        out = actions.restart(_token_from(x_admin_token, authorization), keep, "api",
+        out = actions.restart(token_from(x_admin_token, authorization), keep, "api",
                               proxied=is_proxied(request.headers))
         return JSONResponse(out, status_code=202)
 

@@ -206,7 +206,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "subtitle_files": ("SRT · WebVTT files", "字幕文件（SRT · WebVTT）"),
     "col_start": ("Start", "开始"),
     "col_end": ("End", "结束"),
-    # ---- Models panel (cosyvoice/server/admin.py) ----
+    # ---- Models panel (cosyvoice/server/ui_models.py) ----
     "tab_synthesis": ("Synthesis", "语音合成"),
     "tab_models": ("Models", "模型管理"),
     "models_intro": (

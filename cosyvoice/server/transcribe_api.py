@@ -18,9 +18,9 @@ from cosyvoice.asr.service import transcribe_file
 from cosyvoice.asr.transcriber import Transcript
 from cosyvoice.errors import PromptError
 from cosyvoice.pipeline import SynthesisRequest, Synthesizer
-from cosyvoice.server.api import Api, discard_upload
 from cosyvoice.server.errors import error_responses, read_form
 from cosyvoice.server.gate import SynthesisGate
+from cosyvoice.server.uploads import discard_upload, save_upload
 
 AUTO = "auto"
 _FORM = {"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": {
@@ -38,7 +38,8 @@ def transcribe_path(synth: Synthesizer, gate: SynthesisGate, path: Path,
         return transcribe_file(synth.manager, path, language, synth.limits)
 
 
-async def auto_transcript(api: Api, req: SynthesisRequest) -> Transcript | None:
+async def auto_transcript(synth: Synthesizer, gate: SynthesisGate, req: SynthesisRequest
+                          ) -> Transcript | None:
     """``prompt_text: "auto"``: where the request's engine and mode take a transcript, the
     prompt is transcribed and the text used; elsewhere "auto" means no transcript."""
     if req.prompt_text.strip().lower() != AUTO:
@@ -46,11 +47,10 @@ async def auto_transcript(api: Api, req: SynthesisRequest) -> Transcript | None:
     req.prompt_text = ""
     if not req.prompt_path:
         return None
-    view, _ = api.synth.route(req)
+    view, _ = synth.route(req)
     if req.mode not in view.capabilities.transcript_modes:
         return None
-    out = await run_in_threadpool(transcribe_path, api.synth, api.gate,
-                                  Path(req.prompt_path), None)
+    out = await run_in_threadpool(transcribe_path, synth, gate, Path(req.prompt_path), None)
     req.prompt_text = out.text
     return out
 
@@ -64,8 +64,8 @@ def transcript_header(response: Response, heard: Transcript | None) -> Response:
 
 
 def transcribe_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
-    api = Api(synth, gate)
     router = APIRouter()
+    max_upload = int(synth.settings.max_upload_mb * 2**20)
 
     @router.post("/api/v1/transcribe", tags=["tts"], openapi_extra=_FORM,
                  responses=error_responses(400, 413, 422, 429, 503, 507))
@@ -75,11 +75,11 @@ def transcribe_router(synth: Synthesizer, gate: SynthesisGate) -> APIRouter:
         ``recognizer`` and ``audio_s`` (the speech it heard)."""
         form = await read_form(request, "send the file 'audio' and, optionally, 'language' "
                                "(auto, en, zh, ...)", max_fields=3,
-                               max_part_size=api.max_upload)
+                               max_part_size=max_upload)
         upload, language = form.get("audio"), form.get("language")
         if not isinstance(upload, UploadFile):
             raise PromptError("attach the recording as the multipart file 'audio'")
-        path = await api.save_upload(upload)
+        path = await save_upload(upload, Path(synth.settings.cache_dir), max_upload)
         try:
             out = await run_in_threadpool(transcribe_path, synth, gate, path,
                                           language if isinstance(language, str) else None)

@@ -25,7 +25,7 @@ from cosyvoice.engine.base import INSTRUCTION_MAX_CHARS, SEED_MAX, SPEED_RANGE, 
 from cosyvoice.errors import CosyVoiceError, TextError
 from cosyvoice.longform.runner import JobRunner
 from cosyvoice.pipeline import SynthesisRequest, Synthesizer
-from cosyvoice.server.admin import AdminActions, build_models_panel
+from cosyvoice.server.admin import AdminActions
 from cosyvoice.server.gate import SynthesisGate
 from cosyvoice.server.texts import bilingual, intro, t
 from cosyvoice.server.ui_dialogue import build_dialogue_tab
@@ -34,6 +34,7 @@ from cosyvoice.server.ui_history import history_table, remember, show_result
 from cosyvoice.server.ui_jobs import build_jobs_tab
 from cosyvoice.server.ui_lang import Relabel, headers
 from cosyvoice.server.ui_lexicon import build_lexicon_tab
+from cosyvoice.server.ui_models import build_models_panel
 from cosyvoice.server.ui_status import failed_status, user_error, working_status
 from cosyvoice.server.ui_subtitles import attach_subtitles
 from cosyvoice.server.ui_transcribe import TranscribeControls

@@ -27,7 +27,8 @@ from prometheus_client.registry import Collector
 
 from cosyvoice.errors import BusyError, CosyVoiceError, QueueFullError
 from cosyvoice.pipeline import SynthesisRequest, Synthesizer
-from cosyvoice.server.admin import AdminActions, _token_from, is_proxied
+from cosyvoice.server.admin import AdminActions
+from cosyvoice.server.admin_auth import is_proxied, token_from
 from cosyvoice.server.api import Api, api_router
 from cosyvoice.server.errors import (
     error_responses,
@@ -163,7 +164,7 @@ def ingress_routes(handle, admin: AdminActions) -> APIRouter:
         """Reload the models of every replica (each swaps in its new models only on
         success, so requests keep running). For a rolling reload, change the deployment's
         ``user_config.reload`` and ``serve deploy`` (docs/ray.md)."""
-        admin.check_token(_token_from(x_admin_token, authorization),
+        admin.check_token(token_from(x_admin_token, authorization),
                           is_proxied(request.headers))
         async with replica_errors():
             reports = await handle.broadcast("reload").results_async()

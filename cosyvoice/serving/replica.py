@@ -26,7 +26,7 @@ from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from cosyvoice.pipeline import SynthesisRequest
-from cosyvoice.server.api import discard_upload, safe_upload_name
+from cosyvoice.server.uploads import discard_upload, safe_upload_name
 
 logger = logging.getLogger(__name__)
 

@@ -11,7 +11,8 @@ import torch
 from cosyvoice.errors import BusyError
 from cosyvoice.lifecycle.manager import ModelManager, ModelSpec
 from cosyvoice.lifecycle.restarts import RestartLog
-from cosyvoice.server.admin import AdminActions, AdminError, is_loopback
+from cosyvoice.server.admin import AdminActions
+from cosyvoice.server.admin_auth import AdminError, is_loopback
 from cosyvoice.server.health import AppState, readiness
 from cosyvoice.settings import Settings
 
@@ -38,7 +39,8 @@ def _actions(tmp_path, loader=None, **kw) -> AdminActions:
 
 @pytest.mark.parametrize("host, loop", [("127.0.0.1", True), ("::1", True),
                                         ("localhost", True), ("0.0.0.0", False),
-                                        ("192.168.1.5", False)])
+                                        ("192.168.1.5", False), ("127.9.8.7", True),
+                                        ("127.0.0.1.nip.io", False), ("127.evil", False)])
 def test_loopback_detection(host, loop):
     assert is_loopback(host) is loop
 
@@ -138,7 +140,7 @@ def test_restart_refused_while_restart_sh_holds_its_lock(tmp_path):
 
 
 def test_models_table_says_an_unloaded_model_loads_on_first_use(tmp_path):
-    from cosyvoice.server.admin import model_rows
+    from cosyvoice.server.ui_models import model_rows
 
     actions = _actions(tmp_path, host="127.0.0.1")
     actions.manager.get("lin")

@@ -253,7 +253,7 @@ def test_a_damaged_restart_log_and_admin_token_are_set_aside(app, workdir):
 @pytest.mark.parametrize("data", [b"", b"\x00\xff\xfe", b"two words\n", b"x" * 300, "dir",
                                   "fifo"])
 def test_a_damaged_admin_token_file_is_set_aside_and_replaced(tmp_path, data):
-    from cosyvoice.server.admin import resolve_admin_token
+    from cosyvoice.server.admin_auth import resolve_admin_token
     from cosyvoice.settings import Settings
 
     settings = Settings(pidfile=tmp_path / "app.pid")

@@ -1,6 +1,8 @@
 """Admin actions behind a reverse proxy (issue #23, 7): the loopback app needs no token
 for local clients, but a request carrying a proxy's client headers is treated as remote,
-over REST and through the Gradio panel's events alike (the real app, ``running_app``)."""
+over REST and through the Gradio panel's events alike (the real app, ``running_app``). So is
+a request whose Host names no loopback address: a page whose DNS name was rebound to
+127.0.0.1 (DNS rebinding) is same-origin to the browser, so the origin guard lets it by."""
 
 from __future__ import annotations
 
@@ -32,6 +34,26 @@ def test_proxied_admin_requests_need_the_token(running_app, headers):
     ready = httpx.get(running_app.url + "/health/ready", timeout=10).json()
     assert ready["ready"] and ready["pid"] == pid  # nothing restarted
     assert {m["name"]: m["state"] for m in ready["models"]}["vocoder"] == "READY"
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:{port}", "127.0.0.1.nip.io",
+                                  "attacker.localhost.example:{port}"])
+def test_a_rebound_host_name_needs_the_token(running_app, host):
+    port = running_app.url.rsplit(":", 1)[1]
+    name = host.format(port=port)
+    pid = httpx.get(running_app.url + "/health/ready", timeout=10).json()["pid"]
+    for path in ROUTES:  # as the rebound page sends them: same origin, foreign name
+        r = httpx.post(running_app.url + path, timeout=30, headers={
+            "Host": name, "Origin": f"http://{name}", "Content-Type": "application/json"})
+        err = assert_error_shape(r, (403,))
+        assert "admin token" in err["message"].lower(), err
+    ready = httpx.get(running_app.url + "/health/ready", timeout=10).json()
+    assert ready["ready"] and ready["pid"] == pid
+    assert {m["name"]: m["state"] for m in ready["models"]}["vocoder"] == "READY"
+    for local in (f"127.0.0.1:{port}", f"localhost:{port}"):  # the app's own names pass
+        r = httpx.post(running_app.url + "/admin/unload", timeout=30,
+                       headers={"Host": local, "Origin": f"http://{local}"})
+        assert r.status_code == 200, r.text
 
 
 def test_proxied_request_with_the_token_works_and_local_needs_none(running_app):
