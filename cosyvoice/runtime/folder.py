@@ -19,7 +19,10 @@ The LLM's is here; the flow and HiFT modules register theirs with :func:`registe
 from __future__ import annotations
 
 import logging
+import os
 import pickle
+import re
+import stat
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -72,7 +75,8 @@ class ModelFolder:
 
 
 def check_folder(path: str | Path, version: int) -> ModelFolder:
-    """Check the layout for CosyVoice ``version`` (2 or 3) and read its YAML."""
+    """Check the layout for CosyVoice ``version`` (2 or 3) and read its YAML (in a child
+    process: hparams.CosyVoiceHParams.from_file)."""
     path = Path(path)
     if not path.is_dir():
         raise _error(f"model folder {path} does not exist", f"模型目录 {path} 不存在")
@@ -88,11 +92,18 @@ def check_folder(path: str | Path, version: int) -> ModelFolder:
     if missing:
         raise _error(f"model folder {path} is missing {', '.join(missing)}",
                      f"模型目录 {path} 缺少文件：{', '.join(missing)}")
+    odd = not_regular(path, version)
+    if odd:
+        raise _error(f"in model folder {path}, {', '.join(odd)} "
+                     f"{'is not a regular file' if len(odd) == 1 else 'are not regular files'} "
+                     "(a directory, FIFO, device or socket); it is not read. Use the released "
+                     "files",
+                     f"模型目录 {path} 中 {', '.join(odd)} 不是普通文件"
+                     "（目录、FIFO、设备或套接字），不予读取；请使用官方发布的文件")
     try:
         hparams = CosyVoiceHParams.from_file(path / f"cosyvoice{version}.yaml")
     except HParamsError as e:
-        raise _error(f"cannot read cosyvoice{version}.yaml: {e}",
-                     f"无法读取 cosyvoice{version}.yaml：{e}") from e
+        raise _error(f"cannot read {e}", f"无法读取 {e}") from e
     if hparams.version != version:
         raise _error(
             f"cosyvoice{version}.yaml describes a CosyVoice{hparams.version} LLM "
@@ -101,20 +112,52 @@ def check_folder(path: str | Path, version: int) -> ModelFolder:
     return ModelFolder(path=path, version=version, hparams=hparams)
 
 
-def load_state(path: Path) -> dict[str, torch.Tensor]:
-    """``torch.load(weights_only=True)`` with errors that name the file."""
+def not_regular(path: Path, version: int) -> list[str]:
+    """The files the runtime reads (the required ones, ``spk2info.pt``, the tokenizer
+    folder's) that are there but are not regular files (a link to one is fine): opening a FIFO
+    would block the load for ever, reading a link to ``/dev/zero`` would never end (the
+    released tokenizer folder holds files only)."""
+    named = [*required_files(version), "spk2info.pt"]
+    tokenizer = path / TOKENIZER_DIR
+    listed = sorted(f"{TOKENIZER_DIR}/{p.name}" for p in tokenizer.iterdir()) if (
+        tokenizer.is_dir()) else []
+    odd = []
+    for name in dict.fromkeys([*named, *listed]):
+        try:
+            mode = os.stat(path / name).st_mode
+        except OSError:
+            continue  # absent (an optional file): nothing is read
+        if not stat.S_ISREG(mode):
+            odd.append(name)
+    return odd
+
+
+def load_tensors(path: Path, fix: str = "download it again",
+                 fix_zh: str = "请重新下载") -> object:
+    """``torch.load(weights_only=True)``, its errors a :class:`ModelFolderError` naming the
+    file and ``fix``. PyTorch's own text is logged, not passed on: it advises loading the file
+    with ``weights_only=False``, which could run code from it."""
     try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
+        return torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as e:
         logger.warning("%s: %s", path, e)
-        raise _error(f"{path.name} holds objects other than tensors; it is not loaded, "
-                     f"since loading it could run code. Use the released file",
-                     f"{path.name} 含有张量以外的对象，加载可能执行代码，因此不予加载；"
-                     f"请使用官方发布的文件") from e
+        found = re.search(r"GLOBAL ([\w.]+)", str(e))
+        if found:
+            raise _error(f"{path.name} holds objects other than tensors ({found.group(1)}); "
+                         f"it is not loaded, since loading it could run code. Use the released "
+                         f"file", f"{path.name} 含有张量以外的对象（{found.group(1)}），加载可能"
+                         f"执行代码，因此不予加载；请使用官方发布的文件") from None
+        raise _error(f"{path.name} is damaged or not a PyTorch file; {fix}",
+                     f"{path.name} 已损坏或不是 PyTorch 文件，{fix_zh}") from None
     except (RuntimeError, EOFError, OSError, zipfile.BadZipFile, ValueError) as e:
-        raise _error(f"{path.name} is truncated or not a PyTorch state dict ({e}); "
-                     f"download it again",
-                     f"{path.name} 文件不完整或不是 PyTorch 权重（{e}），请重新下载") from e
+        logger.warning("%s: %s", path, e)
+        raise _error(f"{path.name} is truncated or not a PyTorch file; {fix}",
+                     f"{path.name} 文件不完整或不是 PyTorch 文件，{fix_zh}") from None
+
+
+def load_state(path: Path) -> dict[str, torch.Tensor]:
+    """A state dict of tensors (:func:`load_tensors`) with errors that name the file."""
+    state = load_tensors(path)
     if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor)
                                               for v in state.values()):
         raise _error(f"{path.name} is not a state dict of tensors",
