@@ -2,6 +2,12 @@
 
     PYTHONPATH=. .venv/bin/python bench/hostile_folder.py [--variants power_tower,alias_bomb]
         [--watch 20]
+    PYTHONPATH=. .venv/bin/python bench/hostile_folder.py --cost 20
+
+``--cost N``: what reading a folder's YAML in a child process costs on a normal folder — the
+median of N reads of the tiny v3 YAML (and the released v2/v3 configs where shared/oracles is
+present) through the child (CosyVoiceHParams.from_file) and in process (from_text), and of N
+folder checks (check_folder) and 3 whole loads (CosyVoiceSynth.load) of the tiny folder.
 
 Starts app.py (temporary dirs, ``--engine cosyvoice3`` with no folder), then for each variant
 of tests/hostile_folders.py: writes the hostile folder (a tiny valid one with its YAML
@@ -22,6 +28,7 @@ import json
 import os
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -90,11 +97,55 @@ def terminate(app) -> str:
         return "ignored for 10 s; SIGKILL"
 
 
+def _median_s(call, runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def child_cost(runs: int, work: Path) -> None:
+    from cosyvoice.runtime.folder import check_folder
+    from cosyvoice.runtime.hparams import CosyVoiceHParams
+    from cosyvoice.runtime.synthesis import CosyVoiceSynth
+    from tests.cosyvoice_folder import make_folder
+    from tests.oracle.harness import oracle_dir
+
+    good = make_folder(work / "good", 3, seed=3)
+    yamls = {"tiny v3": good / "cosyvoice3.yaml"}
+    if oracle_dir() is not None:
+        yamls.update({f"released v{v}": oracle_dir() / "configs" / f"cosyvoice{v}.yaml"
+                      for v in (2, 3)})
+    print(f"# reading a folder's YAML: child process vs in process, on {machine()}; "
+          f"load average {os.getloadavg()}")
+    for name, path in yamls.items():
+        text = path.read_text(encoding="utf-8")
+        child = _median_s(lambda p=path: CosyVoiceHParams.from_file(p), runs)
+        here = _median_s(lambda t=text: CosyVoiceHParams.from_text(t), runs)
+        print(f"{name} ({len(text):,} B): child {child * 1000:.0f} ms, in process "
+              f"{here * 1000:.0f} ms (median of {runs})")
+    check = _median_s(lambda: check_folder(good, 3), runs)
+    load = _median_s(lambda: CosyVoiceSynth.load(good, 3).close(), 3)
+    print(f"check_folder (tiny v3): {check * 1000:.0f} ms; CosyVoiceSynth.load (tiny v3): "
+          f"{load:.2f} s (median of 3); load average {os.getloadavg()}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--variants", default="power_tower,shift_huge,alias_bomb,yaml_is_fifo")
     ap.add_argument("--watch", type=float, default=20.0, help="seconds to poll per variant")
+    ap.add_argument("--cost", type=int, default=0, metavar="N",
+                    help="only measure the child's cost on a normal folder, N runs")
     args = ap.parse_args()
+    if args.cost:
+        work = Path(tempfile.mkdtemp(prefix="bench-yaml-cost-"))
+        try:
+            child_cost(args.cost, work)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        return 0
     names = args.variants.split(",") if args.variants != "all" else list(VARIANTS)
     work = Path(tempfile.mkdtemp(prefix="bench-hostile-"))
     from tests.cosyvoice_folder import make_folder

@@ -22,6 +22,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from cosyvoice.files import UnreadableFile, read_text_bounded
 from cosyvoice.runtime.yaml_data import LIMITS, HParamsError, Limits, Tagged, load_yaml
 
@@ -31,7 +33,9 @@ ROOT = Path(__file__).resolve().parents[2]  # holds the cosyvoice package
 TIMEOUT_S = 10.0  # wall clock for the child (the released YAML: ~0.1 s with the start)
 MEMORY_BYTES = 512 * 2**20  # the child's address space (it needs ~40 MB)
 MAX_OUTPUT_BYTES = 64 * 2**20
-_CHILD = ("import sys; sys.path.insert(0, sys.argv[1]); "
+# -I -S: no environment variables, no site-packages and no .pth files run; the path holds our
+# package and the folder PyYAML was imported from, nothing else.
+_CHILD = ("import sys; sys.path[:0] = sys.argv[1:3]; "
           "from cosyvoice.runtime.yaml_child import child_main; child_main()")
 
 
@@ -44,8 +48,9 @@ def read_yaml(path: Path, limits: Limits = LIMITS, timeout_s: float = TIMEOUT_S,
         text = read_text_bounded(path, limits.max_bytes)
     except UnreadableFile as e:
         raise HParamsError(f"{e} (the released file is 7 kB of text)") from e
-    argv = [sys.executable, "-I", "-c", _CHILD, str(ROOT), json.dumps(dataclasses.asdict(limits)),
-            str(memory_bytes), str(int(timeout_s) + 1)]
+    argv = [sys.executable, "-I", "-S", "-c", _CHILD, str(ROOT),
+            str(Path(yaml.__file__).resolve().parents[1]),
+            json.dumps(dataclasses.asdict(limits)), str(memory_bytes), str(int(timeout_s) + 1)]
     try:
         proc = subprocess.run(argv, input=text.encode("utf-8"), capture_output=True,
                               timeout=timeout_s, check=False)
@@ -108,13 +113,14 @@ def _from_json(obj: dict) -> Any:
 
 def child_main() -> None:
     """The child: rlimits first, then the text on stdin evaluated; ``{"doc": ...}`` or
-    ``{"error": "..."}`` on stdout. argv: root, limits (JSON), address-space bytes, CPU s."""
+    ``{"error": "..."}`` on stdout. argv: our root, PyYAML's folder, limits (JSON),
+    address-space bytes, CPU seconds."""
     import resource
 
-    memory, cpu = int(sys.argv[3]), int(sys.argv[4])
+    memory, cpu = int(sys.argv[4]), int(sys.argv[5])
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
-    limits = Limits(**json.loads(sys.argv[2]))
+    limits = Limits(**json.loads(sys.argv[3]))
     text = sys.stdin.buffer.read().decode("utf-8")
     try:
         answer: dict = {"doc": to_json(load_yaml(text, limits))}
