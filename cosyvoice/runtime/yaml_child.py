@@ -6,8 +6,9 @@ never read — and hands its text to a fresh interpreter (``python -I``) that ev
 the bounded reader (yaml_data.py) under a memory and CPU rlimit and writes plain data back as
 JSON (never pickle). This process only waits for it, with the GIL released, up to a wall-clock
 timeout, then kills it: whatever the YAML holds, the server keeps answering, and the reason
-names the file. The cost is one interpreter start per folder load (about 0.1 s; measured in
-docs/cosyvoice-runtime.md); the released YAML evaluates in a few milliseconds.
+names the file. The cost is one interpreter start per folder load: 0.6 s for a released YAML
+against 0.1 s in process, measured at load average 16–20 on 2 cores (docs/cosyvoice-runtime.md,
+"Hostile folders").
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ from cosyvoice.runtime.yaml_data import LIMITS, HParamsError, Limits, Tagged, lo
 logger = logging.getLogger(__name__)
 
 ROOT = Path(__file__).resolve().parents[2]  # holds the cosyvoice package
-TIMEOUT_S = 10.0  # wall clock for the child (the released YAML: ~0.1 s with the start)
-MEMORY_BYTES = 512 * 2**20  # the child's address space (it needs ~40 MB)
+TIMEOUT_S = 10.0  # wall clock for the child (a released YAML: 0.6-0.7 s at load average 20)
+MEMORY_BYTES = 512 * 2**20  # the child's address space (its peak RSS: 17 MB)
 MAX_OUTPUT_BYTES = 64 * 2**20
 # -I -S: no environment variables, no site-packages and no .pth files run; the path holds our
 # package and the folder PyYAML was imported from, nothing else.
@@ -56,7 +57,7 @@ def read_yaml(path: Path, limits: Limits = LIMITS, timeout_s: float = TIMEOUT_S,
                               timeout=timeout_s, check=False)
     except subprocess.TimeoutExpired as e:
         raise HParamsError(f"evaluating it took longer than {timeout_s:g} s and was stopped "
-                           "(the released file takes a few milliseconds)") from e
+                           "(the released file takes under a second)") from e
     except OSError as e:
         raise HParamsError(f"the YAML reader process could not start: {e}") from e
     return _answer(proc, memory_bytes)
