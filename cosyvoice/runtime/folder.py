@@ -94,10 +94,11 @@ def check_folder(path: str | Path, version: int) -> ModelFolder:
                      f"模型目录 {path} 缺少文件：{', '.join(missing)}")
     odd = not_regular(path, version)
     if odd:
+        one = len(odd) == 1
         raise _error(f"in model folder {path}, {', '.join(odd)} "
-                     f"{'is not a regular file' if len(odd) == 1 else 'are not regular files'} "
-                     "(a directory, FIFO, device or socket); it is not read. Use the released "
-                     "files",
+                     f"{'is not a regular file' if one else 'are not regular files'} (a "
+                     f"directory, FIFO, device or socket); {'it is' if one else 'they are'} not "
+                     "read. Use the released files",
                      f"模型目录 {path} 中 {', '.join(odd)} 不是普通文件"
                      "（目录、FIFO、设备或套接字），不予读取；请使用官方发布的文件")
     try:
@@ -167,6 +168,14 @@ def load_state(path: Path) -> dict[str, torch.Tensor]:
 
 def load_strict(module: nn.Module, state: dict[str, torch.Tensor], filename: str) -> None:
     """Strict ``load_state_dict``: a missing, unexpected or mis-shaped tensor is named."""
+    check_fits(module, state, filename)
+    module.load_state_dict(state, strict=True)
+
+
+def check_fits(module: nn.Module, state: dict[str, torch.Tensor], filename: str) -> None:
+    """Every tensor of ``module`` (built for real or on the meta device) is in ``state`` with
+    its shape, and nothing else is: otherwise the first missing, unexpected or mis-shaped
+    tensors are named."""
     own = module.state_dict()
     missing = [k for k in own if k not in state]
     unexpected = [k for k in state if k not in own]
@@ -185,7 +194,6 @@ def load_strict(module: nn.Module, state: dict[str, torch.Tensor], filename: str
                          f"the YAML's model needs {tuple(value.shape)}",
                          f"{filename}：张量 {key} 形状为 {tuple(state[key].shape)}，"
                          f"而 YAML 描述的模型需要 {tuple(value.shape)}")
-    module.load_state_dict(state, strict=True)
 
 
 Builder = Callable[[ModelFolder], nn.Module]
@@ -257,11 +265,32 @@ def state_for(part: str, state: dict[str, torch.Tensor]) -> dict[str, torch.Tens
 
 
 def load_part(folder: ModelFolder, part: str) -> nn.Module:
-    """Build ``part`` (llm / flow / hift) from the YAML and load ``<part>.pt`` into it, strictly."""
+    """Build ``part`` (llm / flow / hift) from the YAML and load ``<part>.pt`` into it, strictly.
+    The YAML's sizes are checked against the weights on the meta device first, so a YAML that
+    asks for far more than the file holds (``dim: 100000``) is refused before the real build
+    allocates and initialises it."""
     if part not in BUILDERS:
         raise NotImplementedError(f"no builder registered for {part!r}")
-    module = BUILDERS[part](folder)
     filename = f"{part}.pt"
-    load_strict(module, state_for(part, load_state(folder.path / filename)), filename)
+    state = state_for(part, load_state(folder.path / filename))
+    shapes = _on_meta(folder, part)
+    if shapes is not None:
+        check_fits(shapes, state, filename)
+    del shapes
+    module = BUILDERS[part](folder)
+    load_strict(module, state, filename)
     logger.info("loaded %s from %s", filename, folder.path)
     return module.eval()
+
+
+def _on_meta(folder: ModelFolder, part: str) -> nn.Module | None:
+    """``part`` built on the meta device: its tensors' shapes, no memory. None (logged) where
+    a module cannot be built there; the real build's strict load still checks the shapes."""
+    try:
+        with torch.device("meta"):
+            return BUILDERS[part](folder)
+    except ModelFolderError:
+        raise
+    except (RuntimeError, NotImplementedError, TypeError, ValueError) as e:
+        logger.warning("%s: no shape check before the build (%s)", part, e)
+        return None

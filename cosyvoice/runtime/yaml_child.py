@@ -129,5 +129,9 @@ def child_main() -> None:
         answer = {"error": str(e)}
     except RecursionError:
         answer = {"error": "values nested too deep to read"}
+    except MemoryError:
+        raise  # the parent names the memory limit
+    except Exception as e:  # noqa: BLE001 - a reader bug still gives the folder a reason
+        answer = {"error": f"cannot be read ({type(e).__name__}: {e})"[:300]}
     sys.stdout.buffer.write(json.dumps(answer).encode("ascii"))
     sys.stdout.buffer.flush()

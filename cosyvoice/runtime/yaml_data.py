@@ -341,7 +341,9 @@ def load_yaml(text: str, limits: Limits = LIMITS) -> dict:
     loader.limits = limits
     try:
         doc = loader.get_single_data()
-    except yaml.YAMLError as e:
+    except (HParamsError, MemoryError, RecursionError):
+        raise
+    except Exception as e:  # YAMLError, or PyYAML's constructors on odd input ("!!int abc")
         raise HParamsError(f"not a readable YAML file: {e}") from e
     finally:
         loader.dispose()

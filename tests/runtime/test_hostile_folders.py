@@ -74,3 +74,32 @@ def test_a_bad_spk2info_is_named_without_unsafe_advice(tmp_path, write, words) -
     write(path)
     message = _refused(lambda: load_spk2info(path), *words)
     assert "weights_only" not in message and "trust" not in message.lower(), message
+
+
+def test_yaml_sizes_that_do_not_fit_the_weights_are_refused_before_a_real_build(
+        cv_folder_v3, tmp_path, monkeypatch) -> None:
+    """``dim: 4096`` for the tiny DiT asks for ~700 MB of weights the file does not hold: the
+    shapes are compared on the meta device, and no real (allocating) build happens."""
+    import cosyvoice.runtime.folder as folder_module
+
+    folder = tmp_path / "f"
+    shutil.copytree(cv_folder_v3, folder)
+    yaml_path = folder / "cosyvoice3.yaml"
+    text = yaml_path.read_text(encoding="utf-8")
+    assert text.count("            dim: 32\n") == 1  # the flow estimator's width
+    yaml_path.write_text(text.replace("            dim: 32\n", "            dim: 4096\n"),
+                         encoding="utf-8")
+    devices = []
+    build = folder_module.BUILDERS["flow"]
+
+    def recording(model_folder):
+        devices.append(str(torch.get_default_device()))
+        return build(model_folder)
+
+    monkeypatch.setitem(folder_module.BUILDERS, "flow", recording)
+    checked = check_folder(folder, 3)
+    _refused(lambda: folder_module.load_part(checked, "flow"),
+             "flow.pt: tensor", "the yaml's model needs")
+    assert devices == ["meta"]
+    monkeypatch.setitem(folder_module.BUILDERS, "flow", build)
+    assert folder_module.load_part(check_folder(cv_folder_v3, 3), "flow") is not None

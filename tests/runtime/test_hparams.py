@@ -78,6 +78,9 @@ d2: [1, 2]
     ("- 1\n- 2", "not a mapping"),
     ("a: !!python/object:os.system {}", "not a readable YAML"),
     ("a: [1", "not a readable YAML"),
+    ("a: !!int abc", "not a readable YAML"),
+    ("a: !!float [1]", "not a readable YAML"),
+    ("a: !!timestamp x", "not a readable YAML"),
 ])
 def test_bad_yaml_is_a_clear_error(text, match) -> None:
     with pytest.raises(HParamsError, match=match):
