@@ -2,7 +2,7 @@
 
 :func:`read_yaml` reads the file here — opened without blocking, refused unless it is a regular
 file within the size bound, so a FIFO, a device (a link to ``/dev/zero``) or a directory is
-never read — and hands its text to a fresh interpreter (``python -I``) that evaluates it with
+never read — and hands its text to a fresh interpreter (``python -I -S``) that evaluates it with
 the bounded reader (yaml_data.py) under a memory and CPU rlimit and writes plain data back as
 JSON (never pickle). This process only waits for it, with the GIL released, up to a wall-clock
 timeout, then kills it: whatever the YAML holds, the server keeps answering, and the reason
@@ -73,6 +73,8 @@ def _answer(proc: subprocess.CompletedProcess, memory_bytes: int) -> dict:
         if "error" in answer:
             raise HParamsError(answer["error"])
         return answer["doc"]
+    if proc.returncode == 0 and len(proc.stdout) > MAX_OUTPUT_BYTES:
+        raise HParamsError(f"its data passes {MAX_OUTPUT_BYTES // 2**20} MB")
     logger.warning("YAML reader exited with %s: %s", proc.returncode,
                    proc.stderr.decode("utf-8", "replace").strip()[-300:])
     if proc.returncode == -signal.SIGXCPU:
