@@ -6,8 +6,8 @@ never read — and hands its text to a fresh interpreter (``python -I -S``) that
 the bounded reader (yaml_data.py) under a memory and CPU rlimit and writes plain data back as
 JSON (never pickle). This process only waits for it, with the GIL released, up to a wall-clock
 timeout, then kills it: whatever the YAML holds, the server keeps answering, and the reason
-names the file. The cost is one interpreter start per folder load: 0.6 s for a released YAML
-against 0.1 s in process, measured at load average 16–20 on 2 cores (docs/cosyvoice-runtime.md,
+names the file. The cost is one interpreter start per folder load: 0.26–0.29 s for a released
+YAML against 0.04 s in process, at load average 12–14 on 2 cores (docs/cosyvoice-runtime.md,
 "Hostile folders").
 """
 
@@ -31,7 +31,7 @@ from cosyvoice.runtime.yaml_data import LIMITS, HParamsError, Limits, Tagged, lo
 logger = logging.getLogger(__name__)
 
 ROOT = Path(__file__).resolve().parents[2]  # holds the cosyvoice package
-TIMEOUT_S = 10.0  # wall clock for the child (a released YAML: 0.6-0.7 s at load average 20)
+TIMEOUT_S = 10.0  # wall clock for the child (a released YAML: 0.3-0.7 s at load average 12-20)
 MEMORY_BYTES = 512 * 2**20  # the child's address space (its peak RSS: 17 MB)
 MAX_OUTPUT_BYTES = 64 * 2**20
 # -I -S: no environment variables, no site-packages and no .pth files run; the path holds our
