@@ -1,10 +1,13 @@
 """Files written atomically: a reader (or a crash) never sees a half-written file under
-its final name. (Audio has its own writer, :func:`cosyvoice.audio.io.write_wav_atomic`.)"""
+its final name. (Audio has its own writer, :func:`cosyvoice.audio.io.write_wav_atomic`.)
+Files from elsewhere (a model folder) read within bounds: :func:`read_text_bounded`."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -35,3 +38,34 @@ def write_json_atomic(path: Path, data: Any, indent: int | None = 1,
     """``data`` as JSON (non-ASCII kept, a final newline) through :func:`write_text_atomic`."""
     text = json.dumps(data, ensure_ascii=False, indent=indent) + "\n"
     return write_text_atomic(path, text, durable)
+
+
+class UnreadableFile(ValueError):
+    """A file that is not read: not a regular file, too big, or not UTF-8 (the message says
+    which, without the file's name: the caller names it)."""
+
+
+def read_text_bounded(path: Path, max_bytes: int) -> str:
+    """The UTF-8 text of ``path`` if it is a regular file (a link to one is followed) of at
+    most ``max_bytes``. Opened without blocking and checked before any read: a FIFO, a
+    device (a link to ``/dev/zero``) or a directory is refused, never read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        raise UnreadableFile(f"cannot be opened ({os.strerror(e.errno or errno.EIO)})") from e
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UnreadableFile("is not a regular file (a directory, FIFO, device or socket)")
+        if info.st_size > max_bytes:
+            raise UnreadableFile(f"is {info.st_size / 2**10:,.0f} kB; at most "
+                                 f"{max_bytes / 2**10:,.0f} kB is read")
+        data = os.read(fd, max_bytes + 1)
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:
+        raise UnreadableFile(f"grew past {max_bytes / 2**10:,.0f} kB while it was read")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise UnreadableFile(f"is not UTF-8 text (byte {e.start})") from e

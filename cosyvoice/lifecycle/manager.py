@@ -222,6 +222,9 @@ class ModelManager:
         with rec.lock:
             if rec.instance is None and rec.state is not ModelState.FAILED:
                 return {"name": name, "freed": False}
+            if rec.instance is None:  # FAILED: only the record to clear, no memory to free
+                rec.state, rec.reason = ModelState.UNLOADED, ""
+                return {"name": name, "freed": False}
             rec.state = ModelState.UNLOADING
             before = resources.memory_snapshot()
             old, rec.instance = rec.instance, None

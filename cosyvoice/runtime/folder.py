@@ -19,7 +19,10 @@ The LLM's is here; the flow and HiFT modules register theirs with :func:`registe
 from __future__ import annotations
 
 import logging
+import os
 import pickle
+import re
+import stat
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -72,7 +75,8 @@ class ModelFolder:
 
 
 def check_folder(path: str | Path, version: int) -> ModelFolder:
-    """Check the layout for CosyVoice ``version`` (2 or 3) and read its YAML."""
+    """Check the layout for CosyVoice ``version`` (2 or 3) and read its YAML (in a child
+    process: hparams.CosyVoiceHParams.from_file)."""
     path = Path(path)
     if not path.is_dir():
         raise _error(f"model folder {path} does not exist", f"模型目录 {path} 不存在")
@@ -88,11 +92,19 @@ def check_folder(path: str | Path, version: int) -> ModelFolder:
     if missing:
         raise _error(f"model folder {path} is missing {', '.join(missing)}",
                      f"模型目录 {path} 缺少文件：{', '.join(missing)}")
+    odd = not_regular(path, version)
+    if odd:
+        one = len(odd) == 1
+        raise _error(f"in model folder {path}, {', '.join(odd)} "
+                     f"{'is not a regular file' if one else 'are not regular files'} (a "
+                     f"directory, FIFO, device or socket); {'it is' if one else 'they are'} not "
+                     "read. Use the released files",
+                     f"模型目录 {path} 中 {', '.join(odd)} 不是普通文件"
+                     "（目录、FIFO、设备或套接字），不予读取；请使用官方发布的文件")
     try:
         hparams = CosyVoiceHParams.from_file(path / f"cosyvoice{version}.yaml")
     except HParamsError as e:
-        raise _error(f"cannot read cosyvoice{version}.yaml: {e}",
-                     f"无法读取 cosyvoice{version}.yaml：{e}") from e
+        raise _error(f"cannot read {e}", f"无法读取 {e}") from e
     if hparams.version != version:
         raise _error(
             f"cosyvoice{version}.yaml describes a CosyVoice{hparams.version} LLM "
@@ -101,20 +113,52 @@ def check_folder(path: str | Path, version: int) -> ModelFolder:
     return ModelFolder(path=path, version=version, hparams=hparams)
 
 
-def load_state(path: Path) -> dict[str, torch.Tensor]:
-    """``torch.load(weights_only=True)`` with errors that name the file."""
+def not_regular(path: Path, version: int) -> list[str]:
+    """The files the runtime reads (the required ones, ``spk2info.pt``, the tokenizer
+    folder's) that are there but are not regular files (a link to one is fine): opening a FIFO
+    would block the load for ever, reading a link to ``/dev/zero`` would never end (the
+    released tokenizer folder holds files only)."""
+    named = [*required_files(version), "spk2info.pt"]
+    tokenizer = path / TOKENIZER_DIR
+    listed = sorted(f"{TOKENIZER_DIR}/{p.name}" for p in tokenizer.iterdir()) if (
+        tokenizer.is_dir()) else []
+    odd = []
+    for name in dict.fromkeys([*named, *listed]):
+        try:
+            mode = os.stat(path / name).st_mode
+        except OSError:
+            continue  # absent (an optional file): nothing is read
+        if not stat.S_ISREG(mode):
+            odd.append(name)
+    return odd
+
+
+def load_tensors(path: Path, fix: str = "download it again",
+                 fix_zh: str = "请重新下载") -> object:
+    """``torch.load(weights_only=True)``, its errors a :class:`ModelFolderError` naming the
+    file and ``fix``. PyTorch's own text is logged, not passed on: it advises loading the file
+    with ``weights_only=False``, which could run code from it."""
     try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
+        return torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as e:
         logger.warning("%s: %s", path, e)
-        raise _error(f"{path.name} holds objects other than tensors; it is not loaded, "
-                     f"since loading it could run code. Use the released file",
-                     f"{path.name} 含有张量以外的对象，加载可能执行代码，因此不予加载；"
-                     f"请使用官方发布的文件") from e
+        found = re.search(r"GLOBAL ([\w.]+)", str(e))
+        if found:
+            raise _error(f"{path.name} holds objects other than tensors ({found.group(1)}); "
+                         f"it is not loaded, since loading it could run code. Use the released "
+                         f"file", f"{path.name} 含有张量以外的对象（{found.group(1)}），加载可能"
+                         f"执行代码，因此不予加载；请使用官方发布的文件") from None
+        raise _error(f"{path.name} is damaged or not a PyTorch file; {fix}",
+                     f"{path.name} 已损坏或不是 PyTorch 文件，{fix_zh}") from None
     except (RuntimeError, EOFError, OSError, zipfile.BadZipFile, ValueError) as e:
-        raise _error(f"{path.name} is truncated or not a PyTorch state dict ({e}); "
-                     f"download it again",
-                     f"{path.name} 文件不完整或不是 PyTorch 权重（{e}），请重新下载") from e
+        logger.warning("%s: %s", path, e)
+        raise _error(f"{path.name} is truncated or not a PyTorch file; {fix}",
+                     f"{path.name} 文件不完整或不是 PyTorch 文件，{fix_zh}") from None
+
+
+def load_state(path: Path) -> dict[str, torch.Tensor]:
+    """A state dict of tensors (:func:`load_tensors`) with errors that name the file."""
+    state = load_tensors(path)
     if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor)
                                               for v in state.values()):
         raise _error(f"{path.name} is not a state dict of tensors",
@@ -124,6 +168,14 @@ def load_state(path: Path) -> dict[str, torch.Tensor]:
 
 def load_strict(module: nn.Module, state: dict[str, torch.Tensor], filename: str) -> None:
     """Strict ``load_state_dict``: a missing, unexpected or mis-shaped tensor is named."""
+    check_fits(module, state, filename)
+    module.load_state_dict(state, strict=True)
+
+
+def check_fits(module: nn.Module, state: dict[str, torch.Tensor], filename: str) -> None:
+    """Every tensor of ``module`` (built for real or on the meta device) is in ``state`` with
+    its shape, and nothing else is: otherwise the first missing, unexpected or mis-shaped
+    tensors are named."""
     own = module.state_dict()
     missing = [k for k in own if k not in state]
     unexpected = [k for k in state if k not in own]
@@ -142,7 +194,6 @@ def load_strict(module: nn.Module, state: dict[str, torch.Tensor], filename: str
                          f"the YAML's model needs {tuple(value.shape)}",
                          f"{filename}：张量 {key} 形状为 {tuple(state[key].shape)}，"
                          f"而 YAML 描述的模型需要 {tuple(value.shape)}")
-    module.load_state_dict(state, strict=True)
 
 
 Builder = Callable[[ModelFolder], nn.Module]
@@ -214,11 +265,32 @@ def state_for(part: str, state: dict[str, torch.Tensor]) -> dict[str, torch.Tens
 
 
 def load_part(folder: ModelFolder, part: str) -> nn.Module:
-    """Build ``part`` (llm / flow / hift) from the YAML and load ``<part>.pt`` into it, strictly."""
+    """Build ``part`` (llm / flow / hift) from the YAML and load ``<part>.pt`` into it, strictly.
+    The YAML's sizes are checked against the weights on the meta device first, so a YAML that
+    asks for far more than the file holds (``dim: 100000``) is refused before the real build
+    allocates and initialises it."""
     if part not in BUILDERS:
         raise NotImplementedError(f"no builder registered for {part!r}")
-    module = BUILDERS[part](folder)
     filename = f"{part}.pt"
-    load_strict(module, state_for(part, load_state(folder.path / filename)), filename)
+    state = state_for(part, load_state(folder.path / filename))
+    shapes = _on_meta(folder, part)
+    if shapes is not None:
+        check_fits(shapes, state, filename)
+    del shapes
+    module = BUILDERS[part](folder)
+    load_strict(module, state, filename)
     logger.info("loaded %s from %s", filename, folder.path)
     return module.eval()
+
+
+def _on_meta(folder: ModelFolder, part: str) -> nn.Module | None:
+    """``part`` built on the meta device: its tensors' shapes, no memory. None (logged) where
+    a module cannot be built there; the real build's strict load still checks the shapes."""
+    try:
+        with torch.device("meta"):
+            return BUILDERS[part](folder)
+    except ModelFolderError:
+        raise
+    except (RuntimeError, NotImplementedError, TypeError, ValueError) as e:
+        logger.warning("%s: no shape check before the build (%s)", part, e)
+        return None

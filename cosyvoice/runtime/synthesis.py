@@ -28,7 +28,13 @@ from pathlib import Path
 
 import torch
 
-from cosyvoice.runtime.folder import ModelFolder, ModelFolderError, check_folder, load_part
+from cosyvoice.runtime.folder import (
+    ModelFolder,
+    ModelFolderError,
+    check_folder,
+    load_part,
+    load_tensors,
+)
 from cosyvoice.runtime.frontend import CosyVoiceFrontend, ModelInputError, without_lengths
 from cosyvoice.runtime.llm import END_OF_PROMPT_ID
 from cosyvoice.runtime.sampling import RasSampler
@@ -369,13 +375,8 @@ class CosyVoiceSynth:
 
 
 def load_spk2info(path: Path) -> dict[str, dict]:
-    """``spk2info.pt``: voice id -> dict of tensors, loaded with ``weights_only=True``."""
-    try:
-        info = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:  # noqa: BLE001 - any unreadable file gets the same advice
-        raise ModelFolderError(
-            f"{path.name} cannot be read ({e}); remove it or download it again / "
-            f"无法读取 {path.name}（{e}），请删除或重新下载") from e
+    """``spk2info.pt``: voice id -> dict of tensors (:func:`load_tensors`: weights only)."""
+    info = load_tensors(path, "remove it or download it again", "请删除或重新下载")
     if not isinstance(info, dict) or not all(
             isinstance(v, dict) and all(isinstance(t, torch.Tensor) for t in v.values())
             for v in info.values()):

@@ -30,7 +30,7 @@ def _manager(version: int, path: Path | str) -> ModelManager:
 @pytest.mark.parametrize("breakage, words", [
     ("missing", "missing flow.pt"),
     ("v2_as_v3", "is a CosyVoice2 folder (it has cosyvoice2.yaml); load it as cosyvoice2"),
-    ("truncated", "hift.pt is truncated or not a PyTorch state dict"),
+    ("truncated", "hift.pt is truncated or not a PyTorch file; download it again"),
     ("shapes", "llm.pt: tensor"),
 ])
 def test_a_bad_folder_goes_failed_naming_the_file(cv_folder_v3, cv_folder_v2, tmp_path,

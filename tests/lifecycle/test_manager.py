@@ -54,6 +54,25 @@ def test_failed_load_records_reason_without_exception_object():
     assert mgr.get("lin") is not None and _state(mgr, "lin")["state"] == "READY"
 
 
+def test_unloading_a_failed_model_clears_it_without_a_collection(monkeypatch):
+    """A FAILED model holds no instance: its unload only clears the record. A full
+    gc.collect() holds the GIL (1.3 s measured on a loaded 2-core VM with the app's heap), and
+    loading a folder into a FAILED model unloads it first: /health/live would stall."""
+    from cosyvoice.lifecycle import manager as manager_module
+
+    loader = Flaky()
+    loader.broken = True
+    mgr = ModelManager("cpu", [ModelSpec("lin", loader)])
+    with pytest.raises(ModelError):
+        mgr.get("lin")
+    collections = []
+    monkeypatch.setattr(manager_module.resources, "free_memory",
+                        lambda: collections.append(1) or {})
+    assert mgr.unload("lin") == {"name": "lin", "freed": False}
+    info = _state(mgr, "lin")
+    assert info["state"] == "UNLOADED" and info["reason"] == "" and collections == []
+
+
 def test_failed_reload_keeps_old_instance_serving():
     loader = Flaky()
     mgr = ModelManager("cpu", [ModelSpec("lin", loader)])

@@ -74,10 +74,13 @@ d2: [1, 2]
     ("a: !ref <missing>", "no such key"),
     ("a: !ref <a>", "refers to itself"),
     ("a: 1\nb: !ref __import__('os') <a>", "cannot read"),
-    ("a: !ref <b>.x\nb: 1", "cannot read|unsupported"),
+    ("a: !ref <b>.x\nb: 1", "Attribute is not allowed"),
     ("- 1\n- 2", "not a mapping"),
     ("a: !!python/object:os.system {}", "not a readable YAML"),
     ("a: [1", "not a readable YAML"),
+    ("a: !!int abc", "not a readable YAML"),
+    ("a: !!float [1]", "not a readable YAML"),
+    ("a: !!timestamp x", "not a readable YAML"),
 ])
 def test_bad_yaml_is_a_clear_error(text, match) -> None:
     with pytest.raises(HParamsError, match=match):

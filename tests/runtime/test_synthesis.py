@@ -120,7 +120,7 @@ def test_bad_folders_raise_model_folder_errors(tiny_v2, tmp_path) -> None:
         CosyVoiceSynth.load(tiny_v2, 3)
     broken = folder_copy(tiny_v2, tmp_path / "broken", replace=("spk2info.pt",))
     (broken / "spk2info.pt").write_bytes(b"not a checkpoint")
-    with pytest.raises(ModelFolderError, match="spk2info.pt cannot be read"):
+    with pytest.raises(ModelFolderError, match="spk2info.pt is damaged or not a PyTorch file"):
         CosyVoiceSynth.load(broken, 2)
     (broken / "spk2info.pt").unlink()
     assert CosyVoiceSynth.load(broken, 2).speakers == []
