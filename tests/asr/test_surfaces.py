@@ -40,7 +40,8 @@ def test_the_api_refuses_in_the_one_error_shape(running_app, en_prompt, zh_promp
     assert no_file.status_code == 422 and "'audio'" in no_file.json()["error"]["message"]
     as_json = httpx.post(running_app.url + "/api/v1/transcribe", json={"audio": "x"},
                          timeout=60)
-    assert as_json.status_code == 400 and as_json.json()["error"]["code"] == 400
+    assert as_json.status_code == 415 and as_json.json()["error"]["code"] == 415  # a form
+    assert "multipart" in as_json.json()["error"]["message"]
 
 
 def test_the_model_shows_in_the_models_list(running_app, en_prompt):
