@@ -105,7 +105,7 @@ def make_generate(synth: Synthesizer, gate: SynthesisGate | None = None):
             req = _request(mode, text, voice, prompt_audio, prompt_text, speed, seed,
                            strength, instruction, engine)
             progress(0.0, desc="checking input")
-            with gate.slot() if gate is not None else nullcontext():
+            with gate.slot(len(req.text)) if gate is not None else nullcontext():
                 result = synth.synthesize(req, progress=lambda f, d: progress(f, desc=d))
         except CosyVoiceError as e:
             raise user_error(str(e), f"generate ({type(e).__name__})", request) from None
@@ -148,7 +148,7 @@ def make_generate_stream(synth: Synthesizer, gate: SynthesisGate | None = None):
         notes: list[str] = []
         sr, sentences = synth.sample_rate, 0
         try:
-            with gate.slot() if gate is not None else nullcontext():
+            with gate.slot(len(req.text)) if gate is not None else nullcontext():
                 for chunk in synth.stream(req):
                     sr = chunk.sample_rate  # the engine that answered (a fallback's rate)
                     sentences = chunk.total  # a chunk may be a piece of a sentence
