@@ -190,7 +190,9 @@ def make_save_voice(engines: Synthesizer):
                                            prompt_text or ""))
         except CosyVoiceError as e:
             raise user_error(str(e), f"save_voice ({type(e).__name__})") from None
-        return (t("saved_voice", lang).format(name=saved.name),
+        notes = saved.summary().get("notes") or []
+        status = t("saved_voice", lang).format(name=saved.name)
+        return (status + "".join(f"\n\n⚠ {n}" for n in notes),
                 gr.update(choices=_voice_choices(synth, lang), value=saved.name))
 
     return save_voice
