@@ -9,14 +9,14 @@ the groups' mean embeddings compared by cosine similarity. Each window speaks fo
 0.2 s at its centre, so the time ranges of the two groups never overlap.
 
 Measured with the GE2E encoder (:mod:`cosyvoice.speaker.encoder`; ``bench/turns.py`` prints
-the table): one person 0.73–0.95 (the real recordings shipped with gradio — Cate
-Blanchett's clips alone 0.77–0.81, both joined 0.73, Heath Ledger 0.91–0.92 — and 12
-Kokoro voices reading three sentences with pauses, 0.88–0.95); two people 0.47–0.52
-female + male (real, joined 50/50, 70/30 or taking turns), 0.54–0.64 a real voice joined
-with a synthetic one of the same sex, 0.62–0.84 two synthetic voices of the same sex.
-Below :data:`ONE_VOICE_MIN` the prompt is refused; up to :data:`SAME_VOICE_NOTE` it is
-accepted with a note. Two very similar voices (two of Kokoro's American women) score like
-one real person and pass: GE2E alone cannot tell them apart.
+the table): one person 0.73 and up (the real recordings shipped with gradio — Cate
+Blanchett's clips alone 0.77–0.82, both joined 0.73, Heath Ledger 0.88–0.90 — and 12
+Kokoro voices reading five sentences with pauses and changes of pace, 0.89–0.95); two
+people 0.46–0.55 female + male (real, joined 50/50, 70/30 or taking turns), 0.44–0.65 a
+real voice joined with a Kokoro voice of the same sex, 0.57–0.88 two Kokoro voices of the
+same sex. Below :data:`ONE_VOICE_MIN` the prompt is refused; up to :data:`SAME_VOICE_NOTE`
+it is accepted with a note. Two very similar voices (pairs of Kokoro's American women)
+score like one real person and pass: GE2E alone cannot tell them apart.
 """
 
 from __future__ import annotations
