@@ -42,11 +42,12 @@ def app(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("drain_load")
     app = start_app(workdir, "--concurrency", "1", "--queue-size", "8",
                     "--drain-timeout-s", str(DRAIN_S))
-    # Optional models load after ready, beside the first requests: let them settle.
-    _wait(lambda: all(m["state"] in ("READY", "FAILED") or m.get("lazy") for m in get_json(
-        app.url + "/health/ready", timeout=60)[1]["models"]), "models never settled", 240)
-    yield app
-    stop_app(app)
+    try:  # optional models load after ready, beside the first requests: let them settle
+        _wait(lambda: all(m["state"] in ("READY", "FAILED") or m.get("lazy") for m in get_json(
+            app.url + "/health/ready", timeout=60)[1]["models"]), "models never settled", 240)
+        yield app
+    finally:
+        stop_app(app)
 
 
 def _post(url: str, seed: int, text: str = LONG) -> tuple[httpx.Response | None, float]:
