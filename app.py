@@ -44,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     from cosyvoice.bootstrap import build, preload_optional, preload_required
     from cosyvoice.lifecycle.drain import serve
     from cosyvoice.lifecycle.pidfile import PidFile
+    from cosyvoice.lifecycle.restarts import RestartLog
     from cosyvoice.server.app import create_app
     from cosyvoice.server.health import AppState
 
@@ -64,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
                      pidfile.read_pid())
         return 1
     state = AppState()
+    # A drain's Retry-After counts on the next restart taking as long as the last ones.
+    state.requests.relaunch_s = RestartLog.for_settings(settings).relaunch_estimate_s
     try:
         services = build(settings, device, tracker=state.requests)
     except ValueError as e:  # an unknown or broken engine
@@ -76,8 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     def preload() -> None:  # required models in parallel, warm-up, ready, optional ones
         if settings.preload:
             preload_required(services)
-        # Start to ready, measured: a drain's Retry-After counts on the next start taking
-        # about as long.
+        # Start to ready, measured: before any restart is recorded, a drain's Retry-After
+        # counts on the next start taking about as long.
         state.requests.startup_s = time.time() - psutil.Process().create_time()
         state.loading_done.set()
         if settings.preload:  # optional ones: a CosyVoice folder, the speaker encoder

@@ -15,6 +15,9 @@
 #    generated audio)
 # 5. relaunch through run.sh (nohup) with the old process's arguments (or APP ARGS after
 #    --), and wait for /health/ready
+# 6. append to <run dir>/restarts.log: start time, reason, old pid, seconds from SIGTERM
+#    to the old process gone, and from then until the new one is ready (what a drain's
+#    Retry-After learns from)
 # Safe when nothing runs: it just starts the app. One restart at a time (a lock file).
 # Exit status: 0 ready; 1 the new app did not come up; 2 the old app would not stop;
 #              75 another restart is already running.
@@ -42,7 +45,7 @@ while [ $# -gt 0 ]; do
     --reason) REASON="${2:?--reason needs a value}"; shift ;;
     --reason=*) REASON="${1#--reason=}" ;;
     --) shift; ARGS=("$@"); EXPLICIT_ARGS=1; break ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) printf 'restart.sh: unknown option %s (app arguments go after --)\n' "$1" >&2; exit 64 ;;
   esac
   shift
@@ -151,6 +154,8 @@ if [ "$(readlink -f "/proc/$$/fd/1" 2>/dev/null)" != "$LOG" ]; then
   exec > >(tee -a "$LOG") 2>&1
 fi
 log() { printf '[restart.sh %s] %s\n' "$(date '+%F %T')" "$*"; }
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }  # seconds since $1
 
 exec 9>"$RUN_DIR/restart.lock"
 if ! flock -n 9; then
@@ -171,6 +176,7 @@ wait_gone() {  # pid seconds → 0 once the process has exited (zombies count as
 stop_app() {
   local pid="$1"
   log "stopping pid $pid: SIGTERM, drain (stop deadline ${STOP_TIMEOUT} s)"
+  T_TERM="$(now)"
   kill -TERM "$pid" 2>/dev/null || true
   kill -CONT "$pid" 2>/dev/null || true  # a stopped (SIGSTOP) process must run to drain
   if wait_gone "$pid" "$STOP_TIMEOUT"; then
@@ -212,12 +218,18 @@ clear_dir() {  # DIR WHAT: delete DIR's contents (not .gitkeep / README.md), kee
 # ---- main ---------------------------------------------------------------------------------
 
 T0=$SECONDS
+T_START="$(date +%s)"
+STOP_S=-
 log "restart ($REASON) for $APP, pidfile $PIDFILE"
 if [ -n "$OLD_PID" ]; then
   if ! stop_app "$OLD_PID"; then
     log "error: pid $OLD_PID did not exit even after SIGKILL; not starting a second copy"
     exit 2
   fi
+  STOP_S="$(since "$T_TERM")"
+fi
+T_GONE="$(now)"  # from here on, nothing answers until the new process is ready
+if [ -n "$OLD_PID" ]; then
   wait_gpu_free "$OLD_PID"
 else
   log "the app is not running; starting it"
@@ -229,16 +241,22 @@ if [ "$KEEP" = 1 ]; then
 else
   clear_dir "$OUTPUTS_DIR" "outputs"
 fi
-printf '%s %s %s\n' "$(date +%s)" "$REASON" "${OLD_PID:--}" >> "$RUN_DIR/restarts.log"
 
 export COSYVOICE_PIDFILE="$PIDFILE" COSYVOICE_LOG_DIR="$LOG_DIR"
 log "starting: run.sh -- ${ARGS[*]}"
 rc=0
 bash "$HERE/run.sh" -- "${ARGS[@]}" 9>&- || rc=$?
+RELAUNCH_S=-
+[ "$rc" != 0 ] || RELAUNCH_S="$(since "$T_GONE")"
+# One line per restart (cosyvoice/lifecycle/restarts.py reads it): when, why, the old pid,
+# SIGTERM → gone, gone → new ready. A drain's Retry-After learns from the last ones.
+printf '%s %s %s %s %s\n' "$T_START" "$REASON" "${OLD_PID:--}" "$STOP_S" "$RELAUNCH_S" \
+  >> "$RUN_DIR/restarts.log"
 exec 9>&-  # release the restart lock: the new app may be restarted again from here on
 if [ "$rc" != 0 ]; then
   log "error: the new app did not become ready; see $LOG_DIR/app.log and $LOG_DIR/cosyvoice.log"
   exit 1
 fi
 NEW_PID="$(tr -dc '0-9' < "$PIDFILE" 2>/dev/null || true)"
-log "restart done in $(( SECONDS - T0 )) s: pid ${OLD_PID:-none} -> ${NEW_PID:-?}, ready"
+log "restart done in $(( SECONDS - T0 )) s (stop ${STOP_S} s, then ${RELAUNCH_S} s to ready):" \
+    "pid ${OLD_PID:-none} -> ${NEW_PID:-?}, ready"

@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/restart_load.py [--requests 5] [--concurrency 2]
                                            [--drain-timeout-s 60] [--text "..."]
+                                           [--restarts 0]
 
 The app is started by restart.sh (temporary folders, ``--concurrency`` slots, a queue big
 enough for every request) and warmed with one request, which also gives one synthesis'
@@ -16,8 +17,14 @@ Every request's answer is counted by outcome:
 - ``503 late``: refused later than that (accepted work dropped after waiting);
 - anything else (a dropped connection, a 500).
 
-It also checks that the new process becomes ready, that every refused request succeeds
-when retried after its Retry-After, and that no ``.partial-*`` file is left in outputs/.
+Each refused request's advertised time to ready (its answer's moment + Retry-After) is
+compared with the moment the new process first answers ``/health/ready`` (polled every
+0.1 s from the restart request on): "short by" > 0 means a client retrying as told would
+meet a server not yet ready. ``--restarts K`` first restarts the idle app K times (what
+the app learns its Retry-After from). The load average is printed before and after.
+
+It also checks that every refused request succeeds when retried after its Retry-After,
+and that no ``.partial-*`` file is left in outputs/.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures as cf
 import io
+import os
 import sys
 import threading
 import time
@@ -53,16 +61,21 @@ def _in_flight(url: str) -> int:
     return 0
 
 
-def _watch_drain(url: str, stop: threading.Event, seen: list[float]) -> None:
-    """Record (perf_counter) when /health/ready first says "draining"."""
-    while not stop.is_set() and not seen:
+def _watch(url: str, old_pid: int, seen: dict[str, float], timeout: float = 600) -> None:
+    """Record (perf_counter) when /health/ready first says "draining" and when a process
+    other than ``old_pid`` first says ready."""
+    deadline = time.perf_counter() + timeout
+    while "ready" not in seen and time.perf_counter() < deadline:
         try:
             r = httpx.get(url + "/health/ready", timeout=2)
-            if r.json().get("status") == "draining":
-                seen.append(time.perf_counter())
+            body = r.json()
+            if body.get("status") == "draining":
+                seen.setdefault("draining", time.perf_counter())
+            elif r.status_code == 200 and body.get("ready") and body.get("pid") != old_pid:
+                seen["ready"] = time.perf_counter()
         except (httpx.HTTPError, ValueError):
             pass
-        time.sleep(0.02)
+        time.sleep(0.02 if "draining" not in seen else 0.1)
 
 
 def _one(url: str, text: str, seed: int) -> tuple[int, float, dict, str]:
@@ -87,13 +100,32 @@ def _label(status: int, answered_after_s: float) -> str:
     return {200: "200 finished", -1: "connection dropped"}.get(status, f"{status}")
 
 
+def _load() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def _idle_restarts(inst: Instance, k: int) -> None:
+    """Restart the idle app K times through the API (what restarts.log learns from)."""
+    for i in range(k):
+        inst.wait_lock_free()
+        old, t0 = inst.pid(), time.perf_counter()
+        r = httpx.post(inst.url + "/admin/restart", json={"keep_outputs": True}, timeout=30)
+        r.raise_for_status()
+        inst.wait_new_ready(old)
+        print(f"idle restart {i + 1}: new process ready {time.perf_counter() - t0:.1f} s "
+              "after the request")
+    inst.wait_lock_free()
+
+
 def run(args: argparse.Namespace) -> int:
     inst = Instance()
     queue = max(args.requests - args.concurrency, 0) + 2
     inst.args += ["--concurrency", str(args.concurrency), "--queue-size", str(queue),
                   "--drain-timeout-s", str(args.drain_timeout_s)]
     print(f"machine: {machine()} (shared: absolute times are noisy)")
+    print(_load())
     print(f"cold start via restart.sh: {inst.start():.1f} s")
+    _idle_restarts(inst, args.restarts)
     t0 = time.perf_counter()
     status = _one(inst.url, args.text, 0)[0]
     one = time.perf_counter() - t0
@@ -108,8 +140,8 @@ def run(args: argparse.Namespace) -> int:
                 time.sleep(0.05)
             time.sleep(0.3)  # the rest are queued behind the busy slots by now
             old = inst.pid()
-            stop, drain_seen = threading.Event(), []
-            watcher = threading.Thread(target=_watch_drain, args=(inst.url, stop, drain_seen))
+            seen: dict[str, float] = {}
+            watcher = threading.Thread(target=_watch, args=(inst.url, old, seen))
             watcher.start()
             t_restart = time.perf_counter()
             r = httpx.post(inst.url + "/admin/restart", json={"keep_outputs": True}, timeout=30)
@@ -117,9 +149,7 @@ def run(args: argparse.Namespace) -> int:
                   f"({args.concurrency} running, {args.requests - args.concurrency} queued), "
                   f"drain timeout {args.drain_timeout_s:g} s")
             results = [j.result() for j in jobs]
-            stop.set()
-            watcher.join()
-        t_drain = drain_seen[0] if drain_seen else t_restart
+        t_drain = seen.get("draining", t_restart)
         print(f"drain began {t_drain - t_restart:.1f} s after the restart request")
         counts: Counter[str] = Counter()
         retry = []
@@ -138,12 +168,23 @@ def run(args: argparse.Namespace) -> int:
             print(f"  request {i + 1} retried once, {after_s:g} s (its Retry-After) after its "
                   f"503: {code}")
             counts[f"retry → {code}"] += 1
-        inst.wait_new_ready(old)
-        print(f"new process ready {time.perf_counter() - t_restart:.1f} s after the restart "
-              "request (or earlier)")
+        watcher.join()
+        if "ready" not in seen:
+            raise SystemExit("the new process never became ready")
+        t_ready = seen["ready"]
+        print(f"new process ready {t_ready - t_restart:.1f} s after the restart request")
+        for i, after_s, done in retry:
+            short = t_ready - (done + after_s)
+            print(f"  request {i + 1}: advertised ready {done + after_s - t_restart:.1f} s, "
+                  f"actual {t_ready - t_restart:.1f} s after the restart request: Retry-After "
+                  f"{'short' if short > 0 else 'long'} by {abs(short):.1f} s")
+        if retry:
+            worst = max(t_ready - (done + after_s) for _, after_s, done in retry)
+            print(f"RESULT retry_after_short_by_s={worst:.1f} (worst; > 0: too early)")
         partial = list((inst.workdir / "outputs").glob(".partial-*"))
         print(f"half-written files in outputs/: {len(partial)}")
         print("RESULT " + " · ".join(f"{k}: {v}" for k, v in sorted(counts.items())))
+        print(_load())
     finally:
         inst.stop()
     print(f"logs: {inst.workdir / 'logs'}")
@@ -158,6 +199,8 @@ def main() -> int:
     ap.add_argument("--concurrency", type=int, default=2)
     ap.add_argument("--drain-timeout-s", type=float, default=60.0)
     ap.add_argument("--text", default=TEXT)
+    ap.add_argument("--restarts", type=int, default=0,
+                    help="idle restarts first (what the app learns its Retry-After from)")
     return run(ap.parse_args())
 
 

@@ -103,6 +103,27 @@ def test_bad_prompts_exit_2_with_the_message(tmp_path, real_male_prompt):
 
 
 @pytest.mark.slow
+def test_a_prompt_of_two_voices_is_refused_by_synthesize_and_voices_add(
+        tmp_path, real_female_prompt, real_male_prompt):
+    """The command line validates prompts as the server does: half a woman, half a man
+    (each about 3.5 s) is refused, naming their times."""
+    import soxr
+
+    female, sr = sf.read(real_female_prompt, dtype="float32")
+    male, msr = sf.read(real_male_prompt, dtype="float32")
+    two = tmp_path / "two.wav"
+    sf.write(two, np.concatenate([female[:int(3.5 * sr)], np.zeros(int(0.3 * sr), np.float32),
+                                  soxr.resample(male, msr, sr)]), sr)
+    for args in (("synthesize", "--text", "Hello.", "--prompt", str(two), "-o", "x.wav"),
+                 ("voices", "add", "Two people", str(two))):
+        done = cli(*args, cwd=tmp_path, env={"COSYVOICE_VOICES_DIR": str(tmp_path / "v")})
+        assert done.returncode == 2, done.stderr
+        last = done.stderr.strip().splitlines()[-1]
+        assert "more than one voice" in last and "sounds like a different speaker" in last
+    assert not (tmp_path / "x.wav").exists() and not list(tmp_path.glob("v/*"))
+
+
+@pytest.mark.slow
 def test_voices_add_list_speak_rename_rm(tmp_path, real_female_prompt):
     voices = tmp_path / "voices"
     env = {"COSYVOICE_VOICES_DIR": str(voices)}  # env for some calls, --voices-dir for others

@@ -90,6 +90,8 @@ def cmd_voices_add(ns: argparse.Namespace) -> int:
     s = voice.summary()
     print(f"saved voice {voice.name!r} (prompt {s['prompt_seconds']} s, F0 median "
           f"{s['f0_median_hz']} Hz) in {voice.path}")
+    for note in s.get("notes") or []:
+        print(f"note: {note}")
     return EXIT_OK
 
 

@@ -9,10 +9,11 @@ work is refused with a retryable :class:`BusyError` once the app is draining.
 false, new work is refused, and the drain listeners (the gate) decide for each accepted
 request whether it can finish within ``drain_timeout_s``: those that can are served,
 the others are answered at once with a 503 whose Retry-After is the projected time
-until the new process is ready. At the deadline anything still waiting is answered the
-same way. Then the server lingers briefly so that clients can fetch the result files
-(until no request has arrived for 1.5 s, at most ``drain_linger_s``), and uvicorn shuts
-down and the process exits 0.
+until the new process is ready (the kept work, the linger, the shutdown, and the
+relaunch as the last restarts on this machine took: ``restarts.log``). At the deadline
+anything still waiting is answered the same way. Then the server lingers briefly so that
+clients can fetch the result files (until no request has arrived for 1.5 s, at most
+``drain_linger_s``), and uvicorn shuts down and the process exits 0.
 """
 
 from __future__ import annotations
@@ -41,7 +42,11 @@ LATENCY_BUCKETS = (0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0)
 FIRST_CHUNK_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
 DRAINING_WHY = "The server is restarting and no longer accepts new requests"
 DEFAULT_SYNTHESIS_S = 10.0  # one synthesis, before any has finished to measure
-RESTART_MARGIN_S = 3.0  # restart.sh's own steps between the old exit and the new start
+SHUTDOWN_S = 2.0  # after the drain and linger: uvicorn's graceful shutdown, at most
+# Before any restart is recorded: restart.sh and run.sh's steps before the new app starts
+# (run.sh's idempotent setup checks start four Python tools), added to this process's own
+# start-up time.
+DEFAULT_LAUNCH_S = 15.0
 # Set inside RequestTracker.admitted(): this thread's request was accepted by the gate
 # before the drain began, so track() must not refuse it.
 _ADMITTED: contextvars.ContextVar[bool] = contextvars.ContextVar("admitted", default=False)
@@ -137,6 +142,10 @@ class RequestTracker:
         self._drain_deadline: float | None = None  # monotonic
         self._busy_until: float | None = None  # monotonic: the kept work's projected end
         self.startup_s = 30.0  # this process, start to ready (the app sets the measured one)
+        # How long restarts took here from the old process's exit to the new one ready
+        # (the app reads restarts.log), None when none is recorded.
+        self.relaunch_s: Callable[[], float | None] = lambda: None
+        self._relaunch_s = 0.0  # the projection, fixed when the drain starts
         self.linger_s = 0.0  # after the drain, result downloads may keep it up this long
         self._outcomes: dict[tuple[str, str], int] = {}
         self._latency: dict[str, LatencyHistogram] = {}
@@ -156,12 +165,25 @@ class RequestTracker:
 
     def begin_drain(self, timeout_s: float) -> None:
         """Refuse new work; let each listener keep what can finish within ``timeout_s``."""
+        relaunch = self.relaunch_estimate_s()
         now = time.monotonic()
         with self._cond:
             self._drain_started, self._drain_deadline = now, now + timeout_s
             self._busy_until = now
+            self._relaunch_s = relaunch
             self.draining.set()
         self._tell_listeners(now + timeout_s)
+
+    def relaunch_estimate_s(self) -> float:
+        """Seconds from this process's exit until a new one is ready: learnt from the last
+        restarts on this machine, else restart.sh's and run.sh's default steps plus this
+        process's own start-up time."""
+        try:
+            learnt = self.relaunch_s()
+        except Exception:  # noqa: BLE001 — an unreadable record must not stop the drain
+            logger.exception("could not read the restart record; using the default")
+            learnt = None
+        return learnt if learnt is not None else DEFAULT_LAUNCH_S + self.startup_s
 
     def end_drain_deadline(self) -> None:
         """The deadline has passed: listeners refuse whatever still waits."""
@@ -183,14 +205,17 @@ class RequestTracker:
 
     def retry_after_s(self) -> float:
         """While draining: seconds until a new process is projected to be ready — the kept
-        work's end (at most the deadline), the linger, restart.sh, and this process'
-        own start-up time."""
+        work's end (at most the deadline), the download linger, the shutdown, and the
+        relaunch (:meth:`relaunch_estimate_s`, fixed when the drain began)."""
         now = time.monotonic()
         with self._cond:
             end = self._busy_until or now
             if self._drain_deadline is not None:
                 end = min(end, self._drain_deadline)
-        return max(end - now, 0.0) + self.linger_s + RESTART_MARGIN_S + self.startup_s
+            relaunch = self._relaunch_s if self._drain_started is not None else None
+        if relaunch is None:
+            relaunch = self.relaunch_estimate_s()
+        return max(end - now, 0.0) + self.linger_s + SHUTDOWN_S + relaunch
 
     def draining_error(self) -> BusyError:
         return BusyError.retry_in(self.retry_after_s(), DRAINING_WHY)

@@ -1,14 +1,20 @@
 """The record of hard restarts, and launching ``restart.sh`` so that it outlives the app.
 
 ``restart.sh`` appends one line per restart to ``restarts.log`` beside the pidfile:
-``<unix time> <reason> <old pid or ->``. The file survives process lifetimes, so
-``/metrics`` can count restarts and the UI can enforce a cooldown across them.
+``<unix time> <reason> <old pid or -> <stop s> <relaunch s>``: when it began, why, the
+process it stopped, how long that one took from SIGTERM to gone, and how long the rest
+took, from the old process gone (or from the start, when none ran) until the new one
+answered ready (``-`` when it never did). The file survives process lifetimes, so
+``/metrics`` can count restarts, the UI can enforce a cooldown across them, and a drain's
+``Retry-After`` learns from them how long a restart takes on this machine
+(:meth:`RestartLog.relaunch_estimate_s`).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import statistics
 import subprocess
 import time
 from collections import Counter
@@ -22,6 +28,7 @@ logger = logging.getLogger(__name__)
 
 RESTART_SCRIPT = ROOT / "restart.sh"
 REASONS = ("button", "api", "watchdog", "cron", "manual")
+LEARN_FROM = 5  # a relaunch is projected as the median of this many recent ones
 
 
 @dataclass(frozen=True)
@@ -29,6 +36,8 @@ class RestartEntry:
     when: float
     reason: str
     old_pid: int | None
+    stop_s: float | None = None  # SIGTERM → the old process gone
+    relaunch_s: float | None = None  # the old process gone → the new one ready
 
 
 class RestartLog:
@@ -47,10 +56,20 @@ class RestartLog:
         text = read_text(self.path, "restart log")
         return [e for e in map(_parse, (text or "").splitlines()) if e is not None]
 
-    def record(self, reason: str, old_pid: int | None = None) -> None:
+    def record(self, reason: str, old_pid: int | None = None, stop_s: float | None = None,
+               relaunch_s: float | None = None) -> None:
+        """Append a line as restart.sh writes it (for tests and tools)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path, "a", encoding="utf-8") as f:
-            f.write(f"{int(time.time())} {reason} {old_pid or '-'}\n")
+            f.write(f"{int(time.time())} {reason} {old_pid or '-'} {_seconds(stop_s)} "
+                    f"{_seconds(relaunch_s)}\n")
+
+    def relaunch_estimate_s(self, last: int = LEARN_FROM) -> float | None:
+        """How long the next restart should take from the old process's exit until the new
+        one is ready: the median of the last ``last`` restarts that came up, or None when
+        none is recorded."""
+        times = [e.relaunch_s for e in self.entries() if e.relaunch_s is not None]
+        return statistics.median(times[-last:]) if times else None
 
     def count_by_reason(self) -> dict[str, int]:
         return dict(Counter(e.reason for e in self.entries()))
@@ -58,6 +77,19 @@ class RestartLog:
     def last_time(self) -> float | None:
         entries = self.entries()
         return entries[-1].when if entries else None
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def _duration(parts: list[str], i: int) -> float | None:
+    """Field ``i`` as seconds, or None when absent, ``-`` or not a sane duration."""
+    try:
+        value = float(parts[i])
+    except (IndexError, ValueError):
+        return None
+    return value if 0 <= value < 86400 else None
 
 
 def _parse(line: str) -> RestartEntry | None:
@@ -69,7 +101,7 @@ def _parse(line: str) -> RestartEntry | None:
     except ValueError:
         return None
     pid = int(parts[2]) if len(parts) > 2 and parts[2].isdigit() else None
-    return RestartEntry(when, parts[1], pid)
+    return RestartEntry(when, parts[1], pid, _duration(parts, 3), _duration(parts, 4))
 
 
 def restart_env(settings: Settings) -> dict[str, str]:

@@ -148,7 +148,7 @@ class JobRunner:
             opts.get("engine"), opts.get("speed", 1.0), opts.get("seed"))
         while True:
             try:
-                with self.gate.slot():
+                with self.gate.slot(len(req.text)):
                     self.store.item_started(job_id, index)
                     t0 = time.perf_counter()
                     result = self.synth.synthesize(req)

@@ -156,7 +156,7 @@ class Api:
                 raise tracker.draining_error()
 
     def full(self, req: SynthesisRequest, fmt: str, timestamps: bool = False) -> Response:
-        with self.gate.slot():
+        with self.gate.slot(len(req.text)):
             result = self.synth.synthesize(req)
         data = encode(result.wav, result.sample_rate, fmt)
         headers = {"X-Audio-Duration": f"{result.duration_s:.3f}",
@@ -179,7 +179,7 @@ class Api:
                             "send stream=false")
         if fmt not in STREAMED_FORMATS:
             raise TextError("stream=true supports format wav or pcm16")
-        slot = self.gate.slot()
+        slot = self.gate.slot(len(req.text))
         slot.__enter__()
         try:
             chunks = self.synth.stream(req)

@@ -53,7 +53,8 @@ def run_dialogue(synth: Synthesizer, gate: SynthesisGate, body: DialogueBody
     settings = synth.settings
     lines = parse_script(body.script, settings.dialogue_max_lines,
                          settings.dialogue_max_chars)
-    with gate.slot():  # one slot for the whole script: its lines run one after another
+    # One slot for the whole script: its lines run one after another.
+    with gate.slot(sum(len(line.text) for line in lines)):
         return render_dialogue(synth, lines, engine=body.engine or None, gap_s=body.gap_s,
                                speaker_gap_s=body.speaker_gap_s, speed=body.speed,
                                seed=body.seed)

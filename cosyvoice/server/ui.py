@@ -108,7 +108,7 @@ def make_generate(synth: Synthesizer, gate: SynthesisGate | None = None):
             req = _request(mode, text, voice, prompt_audio, prompt_text, speed, seed,
                            strength, instruction, engine)
             progress(0.0, desc="checking input")
-            with gate.slot() if gate is not None else nullcontext():
+            with gate.slot(len(req.text)) if gate is not None else nullcontext():
                 result = synth.synthesize(req, progress=lambda f, d: progress(f, desc=d))
         except CosyVoiceError as e:
             raise user_error(str(e), f"generate ({type(e).__name__})", request) from None
@@ -151,7 +151,7 @@ def make_generate_stream(synth: Synthesizer, gate: SynthesisGate | None = None):
         notes: list[str] = []
         sr, sentences = synth.sample_rate, 0
         try:
-            with gate.slot() if gate is not None else nullcontext():
+            with gate.slot(len(req.text)) if gate is not None else nullcontext():
                 for chunk in synth.stream(req):
                     sr = chunk.sample_rate  # the engine that answered (a fallback's rate)
                     sentences = chunk.total  # a chunk may be a piece of a sentence
@@ -193,7 +193,9 @@ def make_save_voice(engines: Synthesizer):
                                            prompt_text or ""))
         except CosyVoiceError as e:
             raise user_error(str(e), f"save_voice ({type(e).__name__})") from None
-        return (t("saved_voice", lang).format(name=saved.name),
+        notes = saved.summary().get("notes") or []
+        status = t("saved_voice", lang).format(name=saved.name)
+        return (status + "".join(f"\n\n⚠ {n}" for n in notes),
                 gr.update(choices=_voice_choices(synth, lang), value=saved.name))
 
     return save_voice

@@ -39,7 +39,8 @@ def make_render_dialogue(synth: Synthesizer, gate: SynthesisGate | None = None):
             lines = parse_script(script or "", settings.dialogue_max_lines,
                                  settings.dialogue_max_chars)
             progress(0.0, desc="checking the script")
-            with gate.slot() if gate is not None else nullcontext():
+            size = sum(len(line.text) for line in lines)
+            with gate.slot(size) if gate is not None else nullcontext():
                 result = render_dialogue(
                     synth, lines, engine=engine or None, gap_s=gap_s,
                     speaker_gap_s=speaker_gap_s,

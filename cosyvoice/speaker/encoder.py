@@ -112,11 +112,17 @@ class SpeakerEncoder(nn.Module):
     def device(self) -> torch.device:
         return self.linear.weight.device
 
-    def forward(self, mels: torch.Tensor) -> torch.Tensor:
-        """``(B, frames, n_mels)`` linear mel power → ``(B, embedding_size)`` unit vectors."""
+    def forward(self, mels: torch.Tensor | nn.utils.rnn.PackedSequence) -> torch.Tensor:
+        """``(B, frames, n_mels)`` linear mel power (or a packed batch of different lengths,
+        see :meth:`embed_each`) → ``(B, embedding_size)`` unit vectors."""
         _, (hidden, _) = self.lstm(mels)
         raw = self.relu(self.linear(hidden[-1]))
         return raw / torch.linalg.vector_norm(raw, dim=1, keepdim=True).clamp_min(1e-12)
+
+    def embed_each(self, mels: list[torch.Tensor]) -> torch.Tensor:
+        """Mel stretches of different lengths ``[(frames_i, n_mels)]`` → ``(B, embedding_size)``
+        unit vectors, in one packed pass."""
+        return self(nn.utils.rnn.pack_sequence(mels, enforce_sorted=False))
 
     def mel(self, wav: torch.Tensor) -> torch.Tensor:
         """``(T,)`` 16 kHz → ``(1 + T // hop, n_mels)`` mel power (centred, zero-padded STFT)."""

@@ -115,13 +115,15 @@ class SavedVoice:
         if self.blend is not None:
             return {"name": self.name, "kind": "blend", "created": round(self.created, 3),
                     "blend": self.blend.spec}  # the offline engine's (Kokoro voices)
+        notes = list(self.prompt.get("notes") or [])  # what validating the prompt noticed
         if p is None:
             return {"name": self.name, "kind": "saved", "created": round(self.created, 3),
                     "engine": self.engine, "transcript": self.transcript,
-                    "prompt_seconds": self.prompt.get("seconds")}
+                    "prompt_seconds": self.prompt.get("seconds"), "notes": notes}
         return {"name": self.name, "kind": "saved", "engine": self.engine,
                 "created": round(self.created, 3),
                 "transcript": self.transcript, "prompt_seconds": self.prompt.get("seconds"),
+                "notes": notes,
                 "f0_median_hz": _finite(p.f0_median_hz, 1),
                 "f0_range_st": _finite(p.f0_range_st, 2),
                 "formants_hz": [_finite(f, 1) for f in p.formants_hz],

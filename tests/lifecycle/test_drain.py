@@ -103,7 +103,7 @@ def test_drain_guard_refuses_new_work_but_not_health():
 
     app = FastAPI()
     tracker = RequestTracker()
-    tracker.startup_s = 12.0
+    tracker.relaunch_s = lambda: 13.0  # restarts.log: restarts take 13 s here
     app.add_middleware(DrainGuard, tracker=tracker)
 
     @app.post("/gradio_api/queue/join")
@@ -120,7 +120,7 @@ def test_drain_guard_refuses_new_work_but_not_health():
 
     client = TestClient(app)
     assert client.post("/gradio_api/queue/join").status_code == 200
-    tracker.begin_drain(30.0)  # nothing accepted: the new process is 12 s + 3 s away
+    tracker.begin_drain(30.0)  # nothing accepted: the shutdown (2 s) and the relaunch
     for path in ("/gradio_api/queue/join", "/api/v1/tts"):
         r = client.post(path)
         assert r.status_code == 503 and r.headers["retry-after"] == "15"

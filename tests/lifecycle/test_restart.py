@@ -59,7 +59,9 @@ def test_restart_sh_when_nothing_runs_just_starts_it(inst):
     status, body = get_json(inst.url + "/health/ready")
     assert status == 200 and body["pid"] == inst.pid() != inst.foreign.pid
     assert str(ROOT / "app.py") in cmdline(body["pid"])
-    assert inst.restarts()[-1][1:] == ["manual", "-"]
+    when, reason, pid, stop_s, relaunch_s = inst.restarts()[-1]
+    assert [reason, pid, stop_s] == ["manual", "-", "-"]
+    assert 0 < float(relaunch_s) < 300  # start → ready: what a drain's Retry-After learns
     assert "restart done" in (inst.workdir / "logs" / "restart.log").read_text()
 
 
@@ -84,6 +86,14 @@ def test_run_sh_watchdog_flag_starts_one_watchdog(inst):
         while alive(wpid) and time.time() < deadline:
             time.sleep(0.2)
     assert not alive(wpid) and not wpid_file.exists()
+
+
+def assert_restart_line(fields: list[str], reason: str, old_pid: int) -> None:
+    """restarts.log's line of a restart that stopped ``old_pid``: the time SIGTERM → gone
+    and gone → the new app ready, both measured."""
+    assert fields[1:3] == [reason, str(old_pid)], fields
+    stop_s, relaunch_s = float(fields[3]), float(fields[4])
+    assert 0 <= stop_s < 60 and 0 < relaunch_s < 300, fields
 
 
 def wait_restart_finished(inst: Instance, timeout: float = 30) -> None:
@@ -139,7 +149,8 @@ def test_button_restart_clears_outputs_and_cache(inst):
     assert str(old) in info and "Restarting" in info
     assert not (inst.outputs / "earlier.wav").exists()
     assert not (inst.cache / "upload-junk.bin").exists()
-    assert inst.restarts()[-1][1:] == ["button", str(old)]
+    wait_restart_finished(inst)  # restart.sh writes its line once the new app is ready
+    assert_restart_line(inst.restarts()[-1], "button", old)
     text = open_metrics(inst)
     assert 'cosyvoice_restarts_total{reason="button"} 1.0' in text
 
@@ -149,7 +160,8 @@ def test_button_restart_keeps_outputs_when_asked(inst):
     old, new, info = _button_restart(inst, keep=True)
     assert new != old, info
     assert (inst.outputs / "keep-me.wav").read_bytes() == b"RIFF0000"
-    assert inst.restarts()[-1][1:] == ["button", str(old)]
+    wait_restart_finished(inst)
+    assert_restart_line(inst.restarts()[-1], "button", old)
 
 
 def test_restart_sh_finds_the_app_when_its_pidfile_is_gone(inst):
@@ -189,7 +201,8 @@ def test_watchdog_restarts_a_frozen_app(inst):
     assert "liveness failed (1/3)" in log and "liveness failed (3/3)" in log
     assert "restarting the app: no answer to 3 liveness polls" in log
     assert "restart command exited 0" in log
-    assert inst.restarts()[-1][1:] == ["watchdog", str(old)]
+    wait_restart_finished(inst)
+    assert_restart_line(inst.restarts()[-1], "watchdog", old)
     assert new == inst.pid()
 
 

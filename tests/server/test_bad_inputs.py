@@ -88,11 +88,14 @@ def _make_prompts(folder: Path, speech: np.ndarray, sr: int) -> dict[str, Path]:
 
 def _make_two_voice_prompts(folder: Path, female: np.ndarray, male: np.ndarray,
                             sr: int) -> dict[str, Path]:
-    """Two real people in one prompt: joined, in the other order, taking turns."""
+    """Two real people in one prompt: joined, in the other order, 50/50 or 70/30, taking
+    turns."""
     gap = np.zeros(int(0.3 * sr), np.float32)
     s2, s4 = 2 * sr, 4 * sr
     clips = {"two_voices.wav": [female[:s4], gap, male],
              "male_then_female.wav": [male, gap, female[s4:]],
+             "half_and_half.wav": [female[:int(3.5 * sr)], gap, male],
+             "seventy_thirty.wav": [female, gap, male],
              "taking_turns.wav": [female[:s2], gap, male[:s2], gap, female[s2:s4], gap,
                                   male[s2:]]}
     out = {}
@@ -275,6 +278,10 @@ BAD_PROMPTS = [
                  id="male-then-female"),
     pytest.param("taking_turns.wav", ("more than one voice", "one person speaking"),
                  id="taking-turns"),
+    # A woman who pauses often had no window of 1.6 s that was 85 % speech: only the man's
+    # windows were compared, and the clone became a blend of both (issue #35, 9).
+    pytest.param("half_and_half.wav", ("more than one voice",), id="female-male-50-50"),
+    pytest.param("seventy_thirty.wav", ("more than one voice",), id="female-male-70-30"),
 ]
 
 
@@ -287,6 +294,37 @@ def test_bad_prompt_rest(running_app, unchanged, prompts, name, words):
 def test_bad_prompt_ui(client, unchanged, prompts, name, words):
     _ui_error(lambda: _ui(client, mode="clone", prompt=handle_file(str(prompts[name]))),
               words)
+
+
+@pytest.mark.parametrize("name", ["half_and_half.wav", "taking_turns.wav"])
+def test_two_voices_cannot_be_saved_as_a_voice(running_app, unchanged, prompts, name):
+    """Saving a voice validates the prompt as cloning does: refused, nothing saved."""
+    r = httpx.post(running_app.url + "/api/v1/voices", data={"name": "Two people"},
+                   files={"prompt": (name, prompts[name].read_bytes(), "audio/wav")},
+                   timeout=120)
+    _rest_error(r, 422, ("more than one voice",))
+
+
+def test_a_saved_voice_says_what_its_prompt_validation_noticed(running_app, prompts,
+                                                              tmp_path):
+    """One person from two recordings (a note, not a refusal): the note comes back with the
+    saved voice, instead of nothing."""
+    from tests.fixtures.make_prompts import gradio_audio
+
+    first, sr = _speech(gradio_audio("cate_blanch.mp3"))
+    second, sr2 = _speech(gradio_audio("cate_blanch_2.mp3"))
+    joined = tmp_path / "two_recordings.wav"
+    sf.write(joined, np.concatenate([first, np.zeros(int(0.3 * sr), np.float32),
+                                     soxr.resample(second, sr2, sr)]), sr, subtype="PCM_16")
+    r = httpx.post(running_app.url + "/api/v1/voices", data={"name": "Cate twice"},
+                   files={"prompt": ("two.wav", joined.read_bytes(), "audio/wav")},
+                   timeout=120)
+    try:
+        assert r.status_code == 201, r.text
+        notes = r.json()["notes"]
+        assert any("sound like different voices" in n for n in notes), notes
+    finally:
+        httpx.delete(running_app.url + "/api/v1/voices/Cate twice", timeout=30)
 
 
 def test_upload_over_the_limit_is_413(running_app, unchanged):

@@ -141,6 +141,24 @@ def test_result_picture_shows_the_signal():
     assert a.shape == b.shape and np.abs(a.astype(int) - b.astype(int)).mean() > 1.0
 
 
+def test_saving_a_voice_shows_what_the_prompt_check_noticed(client, running_app, tmp_path):
+    """One person from two recordings is saved, with the one-voice check's note in the
+    status (it used to say nothing)."""
+    import soundfile as sf
+
+    from tests.fixtures.make_prompts import load_real
+
+    joined = tmp_path / "two_recordings.wav"
+    sf.write(joined, np.concatenate([load_real("cate_blanch.mp3"), np.zeros(4800, np.float32),
+                                     load_real("cate_blanch_2.mp3")]), 16000)
+    status, _ = client.predict("ui two takes", handle_file(str(joined)), "", "joe", "clone",
+                               "en", api_name="/save_voice")
+    try:
+        assert "ui two takes" in status and "sound like different voices" in status, status
+    finally:
+        httpx.delete(running_app.url + "/api/v1/voices/ui%20two%20takes", timeout=30)
+
+
 def test_a_typed_blend_is_spoken_and_saved(client, running_app):
     require_kokoro()
     path, _ = _generate(client, "preset", "Spoken by a blend.", voice="af_bella:2+am_adam:1")
