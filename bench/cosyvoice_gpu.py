@@ -207,7 +207,7 @@ def _peak_rss(stop: threading.Event, peak: list[float]) -> None:
 
 def bench_concurrency(services, device: str, levels: list[int], rounds: int
                       ) -> tuple[bool, dict]:
-    from cosyvoice.server.gate import SynthesisGate
+    from cosyvoice.lifecycle.gate import SynthesisGate
 
     services.manager.load(ENGINE)
     services.synth.synthesize(clone_request())  # warm: first-call costs out of the figures

@@ -13,12 +13,12 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import soundfile as sf
 
 from cosyvoice.errors import BusyError, CosyVoiceError, TextError
+from cosyvoice.lifecycle.gate import SynthesisGate
 from cosyvoice.longform.items import (
     Item,
     check_gap,
@@ -39,9 +39,6 @@ from cosyvoice.longform.jobs import (
 from cosyvoice.longform.sources import parse_source
 from cosyvoice.pipeline import Synthesizer
 from cosyvoice.subtitles import to_srt, to_vtt
-
-if TYPE_CHECKING:  # the server's gate is handed in; this package does not import the server
-    from cosyvoice.server.gate import SynthesisGate
 
 logger = logging.getLogger(__name__)
 

@@ -31,6 +31,7 @@ from cosyvoice.engine.base import INSTRUCTION_MAX_CHARS, SEED_MAX
 from cosyvoice.errors import (
     TextError,
 )
+from cosyvoice.lifecycle.gate import SynthesisGate
 from cosyvoice.pipeline import SynthesisRequest, Synthesizer
 from cosyvoice.server.errors import (
     error_responses,
@@ -38,7 +39,6 @@ from cosyvoice.server.errors import (
     read_json,
     validate_body,
 )
-from cosyvoice.server.gate import SynthesisGate
 from cosyvoice.server.transcribe_api import auto_transcript, transcript_header
 from cosyvoice.server.uploads import discard_upload, save_upload
 

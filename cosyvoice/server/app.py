@@ -13,6 +13,7 @@ from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 
 from cosyvoice.lifecycle.drain import DrainGuard
+from cosyvoice.lifecycle.gate import SynthesisGate
 from cosyvoice.lifecycle.manager import ModelManager
 from cosyvoice.longform.jobs import JobStore
 from cosyvoice.longform.runner import JobRunner
@@ -25,7 +26,6 @@ from cosyvoice.server.errors import (
     install_error_handlers,
     use_error_body_in_schema,
 )
-from cosyvoice.server.gate import SynthesisGate
 from cosyvoice.server.guards import install_guards
 from cosyvoice.server.health import AppState, health_router
 from cosyvoice.server.jobs_api import jobs_router

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from cosyvoice.audio.encode import check_format, encode, media_type
 from cosyvoice.engine.base import SEED_MAX
+from cosyvoice.lifecycle.gate import SynthesisGate
 from cosyvoice.longform.dialogue import (
     DEFAULT_GAP_S,
     DEFAULT_SPEAKER_GAP_S,
@@ -23,7 +24,6 @@ from cosyvoice.longform.dialogue import (
 from cosyvoice.pipeline import Synthesizer
 from cosyvoice.server.api import Api, notes_header
 from cosyvoice.server.errors import error_responses, read_json, validate_body
-from cosyvoice.server.gate import SynthesisGate
 from cosyvoice.subtitles import to_srt, to_vtt
 
 

@@ -17,9 +17,9 @@ from starlette.datastructures import UploadFile
 from cosyvoice.asr.service import transcribe_file
 from cosyvoice.asr.transcriber import Transcript
 from cosyvoice.errors import PromptError
+from cosyvoice.lifecycle.gate import SynthesisGate
 from cosyvoice.pipeline import SynthesisRequest, Synthesizer
 from cosyvoice.server.errors import error_responses, read_form
-from cosyvoice.server.gate import SynthesisGate
 from cosyvoice.server.uploads import discard_upload, save_upload
 
 AUTO = "auto"

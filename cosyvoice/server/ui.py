@@ -23,10 +23,10 @@ import soundfile as sf
 from cosyvoice.audio.io import write_wav_atomic
 from cosyvoice.engine.base import INSTRUCTION_MAX_CHARS, SEED_MAX, SPEED_RANGE, Capabilities
 from cosyvoice.errors import CosyVoiceError, TextError
+from cosyvoice.lifecycle.gate import SynthesisGate
 from cosyvoice.longform.runner import JobRunner
 from cosyvoice.pipeline import SynthesisRequest, Synthesizer
 from cosyvoice.server.admin import AdminActions
-from cosyvoice.server.gate import SynthesisGate
 from cosyvoice.server.texts import bilingual, intro, t
 from cosyvoice.server.ui_dialogue import build_dialogue_tab
 from cosyvoice.server.ui_files import GuardedBlocks

@@ -9,6 +9,7 @@ from contextlib import nullcontext
 import gradio as gr
 
 from cosyvoice.errors import CosyVoiceError
+from cosyvoice.lifecycle.gate import SynthesisGate
 from cosyvoice.longform.dialogue import (
     DEFAULT_GAP_S,
     DEFAULT_SPEAKER_GAP_S,
@@ -16,7 +17,6 @@ from cosyvoice.longform.dialogue import (
     render_dialogue,
 )
 from cosyvoice.pipeline import Synthesizer
-from cosyvoice.server.gate import SynthesisGate
 from cosyvoice.server.texts import t
 from cosyvoice.server.ui_lang import Relabel, headers
 from cosyvoice.subtitles import to_srt, to_vtt

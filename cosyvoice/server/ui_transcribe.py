@@ -18,8 +18,8 @@ import gradio as gr
 
 from cosyvoice.asr.service import transcribe_file
 from cosyvoice.errors import CosyVoiceError
+from cosyvoice.lifecycle.gate import SynthesisGate
 from cosyvoice.pipeline import Synthesizer
-from cosyvoice.server.gate import SynthesisGate
 
 logger = logging.getLogger(__name__)
 

@@ -19,10 +19,10 @@ from starlette.datastructures import UploadFile
 
 from cosyvoice.audio.io import storage_error
 from cosyvoice.errors import PromptError, TextError
+from cosyvoice.lifecycle.gate import SynthesisGate
 from cosyvoice.pipeline import Synthesizer
 from cosyvoice.server.api import Api
 from cosyvoice.server.errors import error_responses, read_form, read_json
-from cosyvoice.server.gate import SynthesisGate
 from cosyvoice.server.uploads import discard_upload
 from cosyvoice.voice.store import (
     NAME_MAX,

@@ -26,6 +26,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import Collector
 
 from cosyvoice.errors import BusyError, CosyVoiceError, QueueFullError
+from cosyvoice.lifecycle.gate import SynthesisGate
 from cosyvoice.pipeline import SynthesisRequest, Synthesizer
 from cosyvoice.server.admin import AdminActions
 from cosyvoice.server.admin_auth import is_proxied, token_from
@@ -36,7 +37,6 @@ from cosyvoice.server.errors import (
     install_error_handlers,
     use_error_body_in_schema,
 )
-from cosyvoice.server.gate import SynthesisGate
 from cosyvoice.server.guards import install_guards
 from cosyvoice.server.lexicon_api import lexicon_router
 from cosyvoice.server.transcribe_api import transcribe_router

@@ -83,9 +83,9 @@ class SynthesisReplica:
 
     def __init__(self, app_args: list[str], max_rss_mb: float = 0.0) -> None:
         from cosyvoice.bootstrap import build, preload_optional, preload_required
+        from cosyvoice.lifecycle.gate import SynthesisGate
         from cosyvoice.server.admin import AdminActions
         from cosyvoice.server.api import Api
-        from cosyvoice.server.gate import SynthesisGate
         from cosyvoice.server.health import AppState
         from cosyvoice.settings import Settings, resolve_device
 

@@ -14,7 +14,7 @@ import pytest
 
 from cosyvoice.errors import BusyError, QueueFullError
 from cosyvoice.lifecycle.drain import SHUTDOWN_S, RequestTracker
-from cosyvoice.server.gate import SAFETY, SynthesisGate
+from cosyvoice.lifecycle.gate import SAFETY, SynthesisGate
 
 WORK_S = 0.4
 RELAUNCH_S = 6.0  # what restarts.log would say a relaunch takes
