@@ -33,7 +33,7 @@ from cosyvoice.voice.fit_score import PromptTarget, Score, ScoreWeights, score_o
 
 logger = logging.getLogger(__name__)
 
-METHOD = "cma-es over a style basis, v1"
+METHOD = "cma-es over a style basis, v2"
 # Short texts a candidate speaks (~2.5 s each); none is a bench sentence.
 TEXTS = {
     "en": ("A quick brown fox jumped over the lazy dog.",
@@ -107,6 +107,7 @@ class FitState:
     start: dict
     evaluations: int = 0
     elapsed_s: float = 0.0
+    cpu_s: float = 0.0  # CPU seconds of this process while searching (all its threads)
     stale: int = 0  # generations since the selection score last improved
     best_generation: int = 0
 
@@ -180,9 +181,12 @@ def fit(prompt_wav: np.ndarray, sr: int, tools: FitTools, config: FitConfig | No
         resume_state: FitState | dict | None = None,
         stop: Callable[[], bool] | None = None) -> FitResult:
     """Fit a style pack to ``prompt_wav`` ``(T,)`` at ``sr`` within ``budget_s`` seconds of
-    search (counted across resumes). Raises :class:`PromptError` for an unusable prompt
-    or a ``resume_state`` of another prompt or configuration."""
+    wall time (prompt analysis and the start included; counted across resumes: a
+    generation starts only while the mean generation time still fits, and the first
+    always runs). ``stop`` is asked before each generation. Raises :class:`PromptError`
+    for an unusable prompt or a ``resume_state`` of another prompt or configuration."""
     config = config or FitConfig()
+    begin, cpu_begin = time.monotonic(), time.process_time()  # setup counts too
     wav = np.asarray(prompt_wav, np.float32).reshape(-1)
     if wav.size == 0 or not np.isfinite(wav).all() or float(np.max(np.abs(wav))) < 1e-4:
         raise PromptError("the prompt audio is empty, silent or damaged; upload 3–30 s of "
@@ -197,7 +201,7 @@ def fit(prompt_wav: np.ndarray, sr: int, tools: FitTools, config: FitConfig | No
     if state is None:
         state = run.new_state(sha)
     es = CmaEs.from_state(state.cma)
-    t0 = time.monotonic() - state.elapsed_s
+    t0, c0 = begin - state.elapsed_s, cpu_begin - state.cpu_s
     stopped = "budget"
     with ThreadPoolExecutor(max(1, config.workers)) as pool:
         while True:
@@ -215,7 +219,9 @@ def fit(prompt_wav: np.ndarray, sr: int, tools: FitTools, config: FitConfig | No
                 break
             run.generation(es, state, pool)
             state.elapsed_s = time.monotonic() - t0
+            state.cpu_s = time.process_time() - c0
             state.history[-1]["elapsed_s"] = round(state.elapsed_s, 2)
+            state.history[-1]["cpu_s"] = round(state.cpu_s, 2)
             if progress_cb is not None:
                 progress_cb(run.progress(state, es.generation, budget_s))
     state.cma = es.state_dict()
@@ -226,7 +232,8 @@ def fit(prompt_wav: np.ndarray, sr: int, tools: FitTools, config: FitConfig | No
         "theta": [round(float(v), 5) for v in theta], "config": config.to_dict(),
         "generations": es.generation, "evaluations": state.evaluations,
         "chosen_generation": state.best_generation,
-        "seconds": round(state.elapsed_s, 1), "prompt_f0_hz": round(target.f0_hz, 1),
+        "seconds": round(state.elapsed_s, 1), "cpu_s": round(state.cpu_s, 1),
+        "prompt_f0_hz": round(target.f0_hz, 1),
         "scores": {"start": state.start, "final": state.best}, "stopped": stopped,
         "encoders": encoder_versions(tools), "texts": list(texts),
     }

@@ -5,7 +5,10 @@ sound like the speaker on any text). Each output is read by the app's GE2E encod
 Praat's pitch tracker, and the score combines (weights in :class:`ScoreWeights`):
 
 - ``sim``   mean cosine of the outputs' GE2E embeddings to the prompt's (the fit part of
-            the prompt when it is split, see :class:`PromptTarget`);
+            the prompt when it is split, see :class:`PromptTarget`); an output is first
+            brought to the prompt's sample rate when that is below the encoder's 16 kHz
+            (a telephone prompt is compared like with like: the voice is not asked to
+            copy the missing band);
 - ``check`` the same against the part of the prompt the fit does not score (reported,
             used to choose when to stop, never optimised);
 - ``f0``    the output's median F0 against the prompt's, in semitones: a penalty past a
@@ -64,6 +67,7 @@ class PromptTarget:
     check: np.ndarray | None
     f0_hz: float
     whole: np.ndarray  # (E,) unit, the whole prompt
+    sr: int = F0_SR  # the prompt's sample rate (its band)
 
     @classmethod
     def measure(cls, wav: np.ndarray, sr: int, encoder, split_min_s: float = 6.0
@@ -76,9 +80,15 @@ class PromptTarget:
                               "use a clear recording of one person speaking for 3–30 s")
         whole = encoder.embed(wav, sr)
         if len(wav) / sr < split_min_s:
-            return cls(whole, None, f0, whole)
+            return cls(whole, None, f0, whole, int(sr))
         a, b = split_at_pause(wav, sr)
-        return cls(encoder.embed(a, sr), encoder.embed(b, sr), f0, whole)
+        return cls(encoder.embed(a, sr), encoder.embed(b, sr), f0, whole, int(sr))
+
+    def embed(self, wav: np.ndarray, sr: int, encoder) -> np.ndarray:
+        """An output's embedding, heard through the prompt's band (see the module doc)."""
+        if self.sr < min(sr, F0_SR):
+            return encoder.embed(resample(wav, sr, self.sr), self.sr)
+        return encoder.embed(wav, sr)
 
 
 @dataclass
@@ -115,7 +125,7 @@ class Score:
 def score_outputs(wavs: list[np.ndarray], sr: int, theta: np.ndarray, target: PromptTarget,
                   encoder, weights: ScoreWeights) -> Score:
     """Score the candidate ``theta`` from its outputs ``wavs`` (one per fit text)."""
-    embs = [encoder.embed(w, sr) for w in wavs]
+    embs = [target.embed(w, sr, encoder) for w in wavs]
     sim = float(np.mean([e @ target.fit for e in embs]))
     check = (float(np.mean([e @ target.check for e in embs]))
              if target.check is not None else None)
