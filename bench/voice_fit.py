@@ -47,6 +47,8 @@ OBJECTIVES = {
     "ge2e+f0+split": {"weights": ScoreWeights(f0=0.02)},
     "ge2e+f0+prior": {"weights": ScoreWeights(f0=0.02, prior=0.02), "split_min_s": 1e9},
     "ge2e+f0+self": {"weights": ScoreWeights(f0=0.02, self_sim=0.5), "split_min_s": 1e9},
+    "ge2e+f0+env": {"weights": ScoreWeights(f0=0.02, envelope=0.2)},
+    "env+f0": {"weights": ScoreWeights(sim=0.0, f0=0.02, envelope=1.0)},
     "toward-only": {"weights": ScoreWeights(f0=0.02), "n_spread": 0, "split_min_s": 1e9},
     # not a method: the judge itself fitted to the held-out clips (headroom of the basis)
     "oracle": {"weights": ScoreWeights(f0=0.0), "split_min_s": 1e9},
@@ -111,6 +113,12 @@ def pick_points(history: list[dict], best_gen: int, n: int) -> list[int]:
     return sorted(picked)
 
 
+def rss_mb() -> float:
+    """This process's resident memory now (MB)."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+
 def cached_fit(case, tools: FitTools, objective: str, budget: float, folder: str = "",
                workers: int = 2, dvec=None, **overrides) -> tuple[np.ndarray, dict, dict]:
     """The pack fitted to ``case``'s prompt with ``objective`` in ``budget`` seconds, from
@@ -132,10 +140,13 @@ def cached_fit(case, tools: FitTools, objective: str, budget: float, folder: str
     if path.is_file():
         data = np.load(path)
         return data["pack"], json.loads(str(data["provenance"])), json.loads(str(data["run"]))
-    t0 = time.monotonic()
-    res = fit(*prompt, tools, cfg, budget_s=budget)
+    t0, base = time.monotonic(), rss_mb()
+    peak = [base]
+    res = fit(*prompt, tools, cfg, budget_s=budget,
+              progress_cb=lambda p: peak.append(rss_mb()))
     run = {"state": res.state.to_dict(), "wall_s": round(time.monotonic() - t0, 1),
-           "load": [round(v, 2) for v in os.getloadavg()]}
+           "load": [round(v, 2) for v in os.getloadavg()],
+           "rss_mb": {"before": round(base, 1), "peak_after_a_generation": round(max(peak), 1)}}
     path.parent.mkdir(parents=True, exist_ok=True)
     np.savez(path, pack=res.pack, provenance=json.dumps(res.provenance), run=json.dumps(run))
     return res.pack, res.provenance, run

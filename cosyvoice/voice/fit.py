@@ -173,7 +173,9 @@ def start_basis(tools: FitTools, target: PromptTarget, config: FitConfig
 def selection(score: Score, weights: ScoreWeights) -> float:
     """The score a mean is chosen by: its total with the fit similarity replaced by the
     held-aside one when the prompt was split."""
-    return score.total if score.check is None else score.total - score.sim + score.check
+    if score.check is None:
+        return score.total
+    return score.total + weights.sim * (score.check - score.sim)
 
 
 def fit(prompt_wav: np.ndarray, sr: int, tools: FitTools, config: FitConfig | None = None,

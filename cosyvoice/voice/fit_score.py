@@ -13,6 +13,9 @@ Praat's pitch tracker, and the score combines (weights in :class:`ScoreWeights`)
             used to choose when to stop, never optimised);
 - ``f0``    the output's median F0 against the prompt's, in semitones: a penalty past a
             tolerance (a sex flip is 5+ semitones; encoders barely notice it);
+- ``env``   distance of the outputs' long-term spectral envelope (mean log-mel over voiced
+            frames, the voice profile's, each with its mean level removed) from the
+            prompt's: RMS in natural-log units (measured only when its weight is not 0);
 - ``self``  cosine between the outputs of two texts: a voice that stays itself;
 - ``prior`` the squared size of ``theta``: stay near the stock packs.
 
@@ -28,7 +31,7 @@ import numpy as np
 
 from cosyvoice.audio.io import resample
 from cosyvoice.errors import PromptError
-from cosyvoice.voice.profile import voiced_f0
+from cosyvoice.voice.profile import pitch_and_envelope, voiced_f0
 
 logger = logging.getLogger(__name__)
 
@@ -68,6 +71,7 @@ class PromptTarget:
     f0_hz: float
     whole: np.ndarray  # (E,) unit, the whole prompt
     sr: int = F0_SR  # the prompt's sample rate (its band)
+    envelope: np.ndarray | None = None  # (n_mels,) mean voiced log-mel, level removed
 
     @classmethod
     def measure(cls, wav: np.ndarray, sr: int, encoder, split_min_s: float = 6.0
@@ -79,10 +83,11 @@ class PromptTarget:
             raise PromptError("the prompt has too little voiced speech to fit a voice to; "
                               "use a clear recording of one person speaking for 3–30 s")
         whole = encoder.embed(wav, sr)
+        env = level_free(pitch_and_envelope(wav, sr)[1])
         if len(wav) / sr < split_min_s:
-            return cls(whole, None, f0, whole, int(sr))
+            return cls(whole, None, f0, whole, int(sr), env)
         a, b = split_at_pause(wav, sr)
-        return cls(encoder.embed(a, sr), encoder.embed(b, sr), f0, whole, int(sr))
+        return cls(encoder.embed(a, sr), encoder.embed(b, sr), f0, whole, int(sr), env)
 
     def embed(self, wav: np.ndarray, sr: int, encoder) -> np.ndarray:
         """An output's embedding, heard through the prompt's band (see the module doc)."""
@@ -91,15 +96,30 @@ class PromptTarget:
         return encoder.embed(wav, sr)
 
 
+def level_free(envelope: np.ndarray) -> np.ndarray:
+    """An envelope with its mean removed (loudness is not a voice)."""
+    e = np.asarray(envelope, np.float64)
+    return e - e.mean()
+
+
+def envelope_distance(a: np.ndarray, b: np.ndarray, bandwidth_bins: int | None = None
+                      ) -> float:
+    """RMS difference of two level-free envelopes over their first ``bandwidth_bins``."""
+    n = bandwidth_bins or len(a)
+    return float(np.sqrt(np.mean((level_free(a[:n]) - level_free(b[:n])) ** 2)))
+
+
 @dataclass
 class ScoreWeights:
     """How the terms add up (see the module docstring); ``f0_tol_st``: no penalty within
     this many semitones of the prompt's median F0."""
 
+    sim: float = 1.0
     f0: float = 0.02
     f0_tol_st: float = 1.0
     self_sim: float = 0.0
     prior: float = 0.0
+    envelope: float = 0.0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -115,6 +135,7 @@ class Score:
     f0_st: float | None  # output median F0 re the prompt's, semitones
     self_sim: float
     prior: float
+    env: float | None = None
     parts: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
@@ -129,13 +150,34 @@ def score_outputs(wavs: list[np.ndarray], sr: int, theta: np.ndarray, target: Pr
     sim = float(np.mean([e @ target.fit for e in embs]))
     check = (float(np.mean([e @ target.check for e in embs]))
              if target.check is not None else None)
-    f0 = median_f0(np.concatenate(wavs), sr)
+    env = None
+    if weights.envelope and target.envelope is not None:
+        voiced, envelope = pitch_and_envelope(np.concatenate(wavs), sr)
+        f0 = float(np.median(voiced)) if len(voiced) >= MIN_VOICED else None
+        env = envelope_distance(envelope, target.envelope, envelope_bins(target.sr))
+    else:
+        f0 = median_f0(np.concatenate(wavs), sr)
     f0_st = semitones(target.f0_hz, f0) if f0 is not None else None
     miss = abs(f0_st) if f0_st is not None else 12.0  # no pitch at all: a broken voice
     f0_pen = max(0.0, miss - weights.f0_tol_st) ** 2
     self_sim = float(np.mean([embs[i] @ embs[j] for i in range(len(embs))
                               for j in range(i + 1, len(embs))])) if len(embs) > 1 else 1.0
     prior = float(np.mean(np.square(theta))) if len(theta) else 0.0
-    total = (sim - weights.f0 * f0_pen + weights.self_sim * self_sim
-             - weights.prior * prior)
-    return Score(total, sim, check, f0_st, self_sim, prior)
+    total = (weights.sim * sim - weights.f0 * f0_pen + weights.self_sim * self_sim
+             - weights.prior * prior - weights.envelope * (env or 0.0))
+    return Score(total, sim, check, f0_st, self_sim, prior, env)
+
+
+def envelope_bins(prompt_sr: int) -> int | None:
+    """Mel bins of the profile's analyzer below the prompt's Nyquist (a telephone prompt
+    has no envelope above 4 kHz to match); None: all."""
+    from cosyvoice.audio.mel import MelConfig
+
+    cfg = MelConfig()
+    top = cfg.fmax or cfg.sample_rate / 2
+    if prompt_sr / 2 >= top:
+        return None
+    import librosa
+
+    edges = librosa.mel_frequencies(cfg.n_mels + 2, fmin=cfg.fmin, fmax=top)
+    return max(1, int(np.searchsorted(edges[2:], prompt_sr / 2)))

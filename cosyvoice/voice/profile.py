@@ -130,6 +130,19 @@ def voiced_f0(wav: np.ndarray, sr: int) -> np.ndarray:
     return f0[_activity(f0, intensity_db)[1]]
 
 
+def pitch_and_envelope(wav: np.ndarray, sr: int, mel: MelAnalyzer | None = None
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """The voiced F0 (Hz, as :func:`voiced_f0`) and the mean log-mel ``(n_mels,)`` over voiced
+    frames (the profile's ``mel_mean``) of ``(T,)``: the two parts of a profile that voice
+    fitting scores for every candidate, in one pitch pass."""
+    mel = mel or MelAnalyzer()
+    rate = mel.config.sample_rate
+    x = resample(np.asarray(wav, dtype=np.float32).reshape(-1), sr, rate)
+    f0, intensity_db = _pitch_and_intensity(x, rate)
+    mean, _ = _voiced_mel_stats(x, mel, f0 > 0)
+    return f0[_activity(f0, intensity_db)[1]], mean
+
+
 def _activity(f0: np.ndarray, intensity_db: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Active frames (within :data:`ACTIVE_DB` of the loudest) and the voiced ones among them."""
     active = intensity_db > intensity_db.max(initial=-200.0) - ACTIVE_DB

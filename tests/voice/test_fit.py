@@ -97,16 +97,18 @@ def test_stops_on_request_on_its_budget_and_without_progress(tools, prompt):
     cfg = FitConfig(**{**TINY, "max_generations": 0})
     asked = fit(*prompt, tools, cfg, budget_s=600, stop=lambda: True)
     assert asked.stopped == "requested" and asked.provenance["generations"] == 0
-    assert np.array_equal(asked.pack, asked.pack)  # the start (the blend) is a pack too
+    blend = tools.kokoro.pack(asked.provenance["start_blend"])
+    assert np.allclose(asked.pack, blend, atol=1e-3)  # nothing searched: the blend itself
     short = fit(*prompt, tools, cfg, budget_s=0.1)
     assert short.stopped == "budget" and short.provenance["generations"] == 1  # one at least
-    # a wild search (sigma 4 in units of whole voices) whose means never beat the start
-    wild = FitConfig(**{**TINY, "max_generations": 6, "patience": 2, "sigma0": 4.0,
-                        "weights": ScoreWeights(f0=0.5, f0_tol_st=0.0)})
-    stale = fit(*prompt, tools, wild, budget_s=600)
-    assert stale.stopped == "converged", stale.state.history
-    assert stale.provenance["generations"] < 6 and stale.state.stale == 2
-    assert stale.provenance["chosen_generation"] == stale.state.best_generation
+    # scored by the prior alone, the start (theta = 0) is the best there is: every later
+    # mean is worse, so the search stops after `patience` generations without progress
+    flat = FitConfig(**{**TINY, "max_generations": 6, "patience": 2,
+                        "weights": ScoreWeights(sim=0.0, f0=0.0, prior=1.0)})
+    stale = fit(*prompt, tools, flat, budget_s=600)
+    assert stale.stopped == "converged" and stale.provenance["generations"] == 2
+    assert stale.state.stale == 2 and stale.provenance["chosen_generation"] == 0
+    assert not any(stale.state.best_theta)
 
 
 def test_bad_prompts_are_refused_before_any_synthesis(tools, tmp_path, prompt):
