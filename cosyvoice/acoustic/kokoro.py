@@ -207,10 +207,15 @@ class KokoroModel:
 
     def infer(self, phonemes: str, voice: str, speed: float = 1.0) -> np.ndarray:
         """One phoneme string (≤ 510 symbols) → float32 audio ``(T,)`` at 24 kHz."""
+        return self.infer_pack(phonemes, self.pack(voice), speed)
+
+    def infer_pack(self, phonemes: str, pack: np.ndarray, speed: float = 1.0) -> np.ndarray:
+        """:meth:`infer` with a ``(510, 256)`` style pack given as data (a fitted voice's,
+        or one a fit is trying)."""
         ids = self.ids(phonemes)[: self.config.style_rows]
         if not ids:
             return np.zeros(0, np.float32)
-        style = self.pack(voice)[len(ids) - 1][None, :]
+        style = pack[len(ids) - 1][None, :]
         out = self._session.run(None, {
             "tokens": np.array([[0, *ids, 0]], dtype=np.int64),
             "style": np.ascontiguousarray(style, dtype=np.float32),

@@ -118,8 +118,7 @@ class VoiceProfile:
         rate = mel.config.sample_rate
         x = resample(np.asarray(wav, dtype=np.float32).reshape(-1), sr, rate)
         f0, intensity_db = _pitch_and_intensity(x, rate)
-        active = intensity_db > intensity_db.max(initial=-200.0) - ACTIVE_DB
-        voiced = (f0 > 0) & active
+        active, voiced = _activity(f0, intensity_db)
         if voiced.sum() < MIN_VOICED_FRAMES:
             raise PromptError(
                 f"the recording has only {voiced.sum() * FRAME_S:.2f} s of voiced speech; "
@@ -143,6 +142,32 @@ class VoiceProfile:
             sample_rate=int(sr),
             duration_s=round(len(wav) / sr, 3),
         )
+
+
+def voiced_f0(wav: np.ndarray, sr: int) -> np.ndarray:
+    """F0 (Hz) of the active voiced 10 ms frames of a mono recording ``(T,)``: the pitch
+    that :meth:`VoiceProfile.from_audio` measures, without the rest of the profile."""
+    f0, intensity_db = _pitch_and_intensity(np.asarray(wav, np.float32).reshape(-1), sr)
+    return f0[_activity(f0, intensity_db)[1]]
+
+
+def pitch_and_envelope(wav: np.ndarray, sr: int, mel: MelAnalyzer | None = None
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """The voiced F0 (Hz, as :func:`voiced_f0`) and the mean log-mel ``(n_mels,)`` over voiced
+    frames (the profile's ``mel_mean``) of ``(T,)``: the two parts of a profile that voice
+    fitting scores for every candidate, in one pitch pass."""
+    mel = mel or MelAnalyzer()
+    rate = mel.config.sample_rate
+    x = resample(np.asarray(wav, dtype=np.float32).reshape(-1), sr, rate)
+    f0, intensity_db = _pitch_and_intensity(x, rate)
+    mean, _ = _voiced_mel_stats(x, mel, f0 > 0)
+    return f0[_activity(f0, intensity_db)[1]], mean
+
+
+def _activity(f0: np.ndarray, intensity_db: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Active frames (within :data:`ACTIVE_DB` of the loudest) and the voiced ones among them."""
+    active = intensity_db > intensity_db.max(initial=-200.0) - ACTIVE_DB
+    return active, (f0 > 0) & active
 
 
 def _pitch_and_intensity(x: np.ndarray, sr: int) -> tuple[np.ndarray, np.ndarray]:
