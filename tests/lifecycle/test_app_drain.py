@@ -86,13 +86,11 @@ def test_sigterm_drains_in_flight_synthesis(app, real_female_prompt):
         Client(app.url, verbose=False).predict(*_args(text="One more, please."),
                                                api_name="/generate")
     assert "try again" in str(refused.value).lower()
-    try:
-        path, status_text = job.result(timeout=150)
-    except Exception as e:  # allowed: a clear, retryable refusal
-        assert "try again" in str(e).lower()
-    else:
-        info = sf.info(path)
-        assert info.duration > 8 and info.frames > 0  # the whole text, fully written
+    # The request running at SIGTERM ends well within the 120 s deadline: it must finish
+    # (a refusal would be the drain dropping accepted work).
+    path, status_text = job.result(timeout=150)
+    info = sf.info(path)
+    assert info.duration > 8 and info.frames > 0  # the whole text, fully written
     assert app.proc.wait(timeout=150) == 0
     assert not list(app.outputs.glob(".partial-*")), "a half-written file was left behind"
     for wav in app.outputs.glob("*.wav"):
