@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import logging.handlers
 import os
@@ -75,6 +76,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     manager, synth = services.manager, services.synth
     app = create_app(manager, synth, state)
+    # What exists now (modules, the app and its routes: ~530k objects) lives as long as the
+    # process: out of the cyclic collector's sight, a full collection (an unload's, a
+    # reload's) walks the models' objects only — 0.23 s → 0.000 s measured on 2 Zen 4
+    # cores, load 5; it held the GIL, so /health/live waited. Models load after this line,
+    # so what an unload frees is still collected.
+    gc.freeze()
 
     def preload() -> None:  # required models in parallel, warm-up, ready, optional ones
         if settings.preload:
