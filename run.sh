@@ -35,6 +35,8 @@ log() { printf '[run.sh] %s\n' "$*"; }
 # step NAME CMD...: run one setup step and log how long it took, on the terminal (fd 3, so
 # that a caller capturing the step's output does not capture this line) and in
 # logs/setup.log: one line per step, so the next slow step shows itself.
+# fd 3: the caller's terminal for step timings. Every background launch closes it (3>&-),
+# or a caller that reads our output through a pipe would wait for the app to exit.
 exec 3>&1
 step() {
   local name="$1" t0="$EPOCHREALTIME" rc=0 line; shift
@@ -105,7 +107,7 @@ setup_kokoro() {
         "background (log $LOG_DIR/voice_space.log)"
     nohup flock -n "$LOG_DIR/voice_space.lock" nice -n 10 "$PY" -m \
       cosyvoice.tools.embed_kokoro_voices --dir "$HERE/models/kokoro" \
-      >>"$LOG_DIR/voice_space.log" 2>&1 < /dev/null &
+      >>"$LOG_DIR/voice_space.log" 2>&1 < /dev/null 3>&- &
   elif [ "$rc" != 0 ]; then
     log "warning: the Kokoro voice space check failed (exit $rc); clone mode uses joe/baker"
     return 1
@@ -243,11 +245,11 @@ main() {
   mkdir -p "$(dirname "$PIDFILE")" "$LOG_DIR"
   export COSYVOICE_PIDFILE="$PIDFILE"
   if [ "$mode" = foreground ]; then
-    exec "$PY" "$HERE/app.py" "${app_args[@]}"
+    exec "$PY" "$HERE/app.py" "${app_args[@]}" 3>&-
   fi
   local port; port="$(app_port "${app_args[@]}")"
   log "starting app.py in the background (log $LOG)"
-  nohup "$PY" "$HERE/app.py" "${app_args[@]}" >>"$LOG" 2>&1 < /dev/null &
+  nohup "$PY" "$HERE/app.py" "${app_args[@]}" >>"$LOG" 2>&1 < /dev/null 3>&- &
   local pid=$!
   if ! wait_ready "$port" "$pid"; then
     log "the app did not become ready; last log lines:"
@@ -274,7 +276,7 @@ start_watchdog() {
   export COSYVOICE_PIDFILE="$PIDFILE" COSYVOICE_LOG_DIR="$LOG_DIR"
   nohup "$PY" -m cosyvoice.lifecycle.watchdog --pidfile "$wpid" \
     --log-file "$LOG_DIR/watchdog.log" --url "http://127.0.0.1:$(app_port "$@")" \
-    --restart-cmd "$cmd" >>"$LOG_DIR/watchdog.out" 2>&1 < /dev/null &
+    --restart-cmd "$cmd" >>"$LOG_DIR/watchdog.out" 2>&1 < /dev/null 3>&- &
   log "watchdog started (pid $!, log $LOG_DIR/watchdog.log)"
 }
 
