@@ -173,7 +173,8 @@ class _FitWork:
         self.report = report
 
     def stage(self, stage: str) -> None:
-        self.spec["progress"] = {**self.spec.get("progress", {}), "stage": stage}
+        self.spec["progress"] = {**self.spec.get("progress", {}), "stage": stage,
+                                 "at": time.time()}
         self._write()
 
     def checkpoint(self, state: FitState) -> None:
@@ -190,7 +191,7 @@ class _FitWork:
             "stage": "fitting", "generation": p.generation, "evaluations": p.evaluations,
             "elapsed_s": round(p.elapsed_s, 1), "per_generation_s": round(per_gen, 1),
             "eta_s": round(eta, 1), "fraction": round(p.elapsed_s / (p.elapsed_s + eta), 4),
-            "start": _scores(p.start), "best": _scores(p.best)}
+            "start": _scores(p.start), "best": _scores(p.best), "at": time.time()}
         self._write()
 
     def _write(self) -> None:

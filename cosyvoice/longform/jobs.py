@@ -147,11 +147,7 @@ class JobStore:
                    result=f"/api/v1/jobs/{job_id}/result" if job["state"] in (
                        DONE, CANCELLED) else None)
         if job["kind"] == FIT:  # progress by the fit's clock; its result is a voice
-            out["fit"] = job["fit"]
-            out["progress"] = job["fit"].get("progress", {}).get("fraction", 0.0)
-            if job["state"] == DONE:
-                out["progress"] = 1.0
-            out["eta_s"] = job["fit"].get("progress", {}).get("eta_s")
+            out.update(_fit_progress(job))
             out["result"] = out["result"] if job["state"] == DONE else None
         if items:
             out["items"] = [{k: it.get(k, "") for k in (
@@ -238,6 +234,22 @@ class JobStore:
         folder = self.root / job["id"]
         folder.mkdir(parents=True, exist_ok=True)
         write_json_atomic(folder / "job.json", job)
+
+
+def _fit_progress(job: dict) -> dict:
+    """A fit job's ``fit``, ``progress`` (0–1) and ``eta_s``: as written after its last
+    generation, counted down since while it runs (the ETA is the time per generation
+    measured so far times the generations that still fit its budget)."""
+    p = job["fit"].get("progress") or {}
+    eta, fraction = p.get("eta_s"), float(p.get("fraction") or 0.0)
+    if job["state"] == RUNNING and isinstance(p.get("at"), int | float) and eta is not None:
+        since = max(0.0, time.time() - p["at"])
+        elapsed, eta = float(p.get("elapsed_s") or 0.0) + since, max(0.0, eta - since)
+        fraction = min(0.99, elapsed / max(elapsed + eta, 1e-9))
+    elif job["state"] == DONE:
+        eta, fraction = 0.0, 1.0
+    return {"fit": job["fit"], "progress": round(fraction, 4),
+            "eta_s": None if eta is None else round(eta, 1)}
 
 
 def _order(job: dict) -> tuple:
