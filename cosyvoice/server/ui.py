@@ -60,7 +60,8 @@ def _mode_choices(caps: Capabilities, lang: str) -> list[tuple[str, str]]:
 def _voice_choices(synth: Synthesizer, lang: str = "en") -> list[tuple[str, str]]:
     """The engine's voices, then the saved voices of this engine (read from the store on
     each call)."""
-    saved = [(f"{name} · {t('saved_label', lang)}", name) for name in synth.saved_voice_names()]
+    saved = [(f"{v.name} · {t('fitted_label' if v.kind == 'fitted' else 'saved_label', lang)}",
+              v.name) for v in synth.saved_voices()]
     return [(label, key) for key, label in synth.capabilities.voices.items()] + saved
 
 

@@ -5,8 +5,8 @@ each kind of bad file (the catalogue below) with a message, writing nothing."""
 from __future__ import annotations
 
 import io
-import re
 import json
+import re
 import zipfile
 
 import numpy as np
