@@ -103,9 +103,9 @@ class Settings:
         "a longer fit buys)"))
     fit_max_budget_s: float = field(default=1800.0, metadata=_help(
         "the longest budget a voice fit may ask for (s)"))
-    fit_popsize: int = field(default=0, metadata=_help(
-        "candidates a voice fit tries per generation (0: CMA-ES's default, 11 for its "
-        "14-number basis)"))
+    fit_popsize: int = field(default=6, metadata=_help(
+        "candidates a voice fit tries per generation (6: as measured in docs/kokoro.md; 0: "
+        "CMA-ES's default, 11 for its 14-number basis)"))
     fit_workers: int = field(default=2, metadata=_help(
         "candidates a voice fit speaks at once (one Kokoro thread each)"))
     fit_niceness: int = field(default=10, metadata=_help(

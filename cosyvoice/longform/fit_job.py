@@ -9,8 +9,9 @@ and ETA into job.json. A job stopped by a restart (drain, SIGTERM, SIGKILL) resu
 its last saved generation; a cancelled one stops before the next generation.
 
 A fit never holds a synthesis slot. Its threads run at ``fit_niceness`` and, before each
-evaluation, it waits (up to :data:`YIELD_MAX_S`) while the app has requests admitted, so
-the app's requests come first. Its budget is wall time, so that waiting counts.
+text a candidate speaks and before its scoring, it waits (up to :data:`YIELD_MAX_S`) while
+the app has requests admitted, so the app's requests come first. Its budget is wall time,
+so that waiting counts.
 
 When done: ``before.wav`` (a fixed sentence by the blend the fit started from) and
 ``after.wav`` (by the fitted pack), ``fit.json`` (the provenance with the scores), and a
@@ -51,9 +52,12 @@ BEFORE, AFTER = "before.wav", "after.wav"
 # The fixed sentence of the before/after samples (no fit text, no bench sentence).
 SAMPLE_TEXT = {"en": "Here is a sentence this voice never heard before, read aloud.",
                "zh": "这是一句这个声音从没听过的话，请仔细听。"}
-YIELD_MAX_S = 5.0  # the longest one evaluation waits for the app's requests to finish
+YIELD_MAX_S = 5.0  # the longest one step of a fit waits for the app's requests
 YIELD_POLL_S = 0.05
 MIN_BUDGET_S = 5.0
+# Stop after this many generations without a better mean on the held-aside part of the
+# prompt: longer fits lowered the independent judge (docs/kokoro.md, Fitted voices).
+PATIENCE = 3
 
 
 def check_budget(budget_s: float | None, settings: Any) -> float:
@@ -94,7 +98,7 @@ def create_fit_job(store: JobStore, synth: Any, name: str, prompt: PromptAudio,
     (:func:`check_fit_request`); nothing is written when it fails."""
     name, budget, lang = check_fit_request(synth, store, name, budget_s, lang)
     settings = synth.settings
-    config = FitConfig(lang=lang, popsize=settings.fit_popsize or None,
+    config = FitConfig(lang=lang, popsize=settings.fit_popsize or None, patience=PATIENCE,
                        workers=max(1, settings.fit_workers))
     spec = {"name": name, "lang": lang, "budget_s": budget, "config": config.to_dict(),
             "prompt_s": round(len(prompt.wav) / prompt.sr, 3), "notes": list(prompt.notes),

@@ -136,8 +136,15 @@ class FitTools:
     encoder: object
     space: object
 
-    def speak(self, phonemes: list[str], pack: np.ndarray) -> list[np.ndarray]:
-        return [self.kokoro.infer_pack(p, pack) for p in phonemes]
+    def speak(self, phonemes: list[str], pack: np.ndarray,
+              pause: Callable[[], None] | None = None) -> list[np.ndarray]:
+        """Each phoneme string spoken with ``pack``; ``pause()`` before each one."""
+        wavs = []
+        for p in phonemes:
+            if pause is not None:
+                pause()
+            wavs.append(self.kokoro.infer_pack(p, pack))
+        return wavs
 
 
 def prompt_sha256(wav: np.ndarray, sr: int) -> str:
@@ -188,7 +195,8 @@ def fit(prompt_wav: np.ndarray, sr: int, tools: FitTools, config: FitConfig | No
     generation starts only while the mean generation time still fits, and the first
     always runs). ``stop`` is asked before each generation; ``checkpoint`` gets the state
     after each one (what a job keeps on disk to resume from); ``pause`` is called before
-    each evaluation (a background fit waits there while the app serves requests). Raises
+    each text a candidate speaks and before its scoring (a background fit waits there
+    while the app serves requests). Raises
     :class:`PromptError` for an unusable prompt or a ``resume_state`` of another prompt or
     configuration."""
     config = config or FitConfig()
@@ -268,9 +276,9 @@ class _Run:
         self.target, self.config, self.pause = target, config, pause
 
     def evaluate(self, theta: np.ndarray) -> Score:
-        if self.pause is not None:
+        wavs = self.tools.speak(self.phonemes, self.basis.pack(theta), self.pause)
+        if self.pause is not None:  # the scoring, too, waits its turn
             self.pause()
-        wavs = self.tools.speak(self.phonemes, self.basis.pack(theta))
         return score_outputs(wavs, self.tools.kokoro.sample_rate, theta, self.target,
                              self.tools.encoder, self.config.weights)
 
