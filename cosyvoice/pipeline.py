@@ -269,11 +269,14 @@ class Synthesizer:
         return [*self.capabilities.voices, *self.saved_voice_names()]
 
     def saved_voice_names(self) -> list[str]:
+        return [v.name for v in self.saved_voices()]
+
+    def saved_voices(self) -> list[SavedVoice]:
         """Saved voices this engine speaks: those saved with it (a voice keeps the name of
         the engine that measured it; older voices are the offline engine's)."""
         if not self.capabilities.saved_voices:
             return []
-        return [v.name for v in self.voices.list() if v.engine == self.capabilities.name]
+        return [v for v in self.voices.list() if v.engine == self.capabilities.name]
 
     def find_saved(self, name: str) -> SavedVoice | None:
         """The saved voice ``name`` if this engine speaks it."""

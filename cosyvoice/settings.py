@@ -98,6 +98,18 @@ class Settings:
         "cloning v2: the adapter moves the Kokoro blend by strength × this (0: the blend "
         "as Kokoro speaks it, no adapter; on held-out clips of real speakers the adapter "
         "lowered similarity, bench/cloning_v2.py, docs/kokoro.md)"))
+    fit_budget_s: float = field(default=240.0, metadata=_help(
+        "a voice fit's wall-time budget when a request names none (s; docs/kokoro.md: what "
+        "a longer fit buys)"))
+    fit_max_budget_s: float = field(default=1800.0, metadata=_help(
+        "the longest budget a voice fit may ask for (s)"))
+    fit_popsize: int = field(default=6, metadata=_help(
+        "candidates a voice fit tries per generation (6: as measured in docs/kokoro.md; 0: "
+        "CMA-ES's default, 11 for its 14-number basis)"))
+    fit_workers: int = field(default=2, metadata=_help(
+        "candidates a voice fit speaks at once (one Kokoro thread each)"))
+    fit_niceness: int = field(default=10, metadata=_help(
+        "niceness of a voice fit's threads: the app's requests come first on a busy CPU"))
     malloc_arenas: int = field(default=2, metadata=_help(
         "glibc malloc arenas (0 = glibc default); few arenas keep RSS flat across threads"))
 

@@ -24,7 +24,8 @@ def cli(*args: str, cwd: Path, stdin: str | None = None, env: dict | None = None
 
 
 @pytest.mark.parametrize("args", [(), ("synthesize",), ("voices",), ("voices", "list"),
-                                  ("voices", "add"), ("voices", "rm"), ("voices", "rename")])
+                                  ("voices", "add"), ("voices", "rm"), ("voices", "rename"),
+                                  ("voices", "fit"), ("voices", "export"), ("voices", "import")])
 def test_help_everywhere(args, tmp_path):
     done = cli(*args, "--help", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -157,6 +158,44 @@ def test_voices_add_list_speak_rename_rm(tmp_path, real_female_prompt):
     gone = cli("voices", "rm", "Cate 2", cwd=tmp_path, env=env)
     assert gone.returncode == 2 and "no saved voice is called 'Cate 2'" in gone.stderr
     assert [d.name for d in voices.iterdir() if not d.name.startswith(".")] == []
+
+
+@pytest.mark.slow
+def test_voices_fit_export_import_and_speak(tmp_path, real_female_prompt):
+    """``voices fit`` in process with a progress bar (a tiny search: 4 candidates, a 5 s
+    budget, so one generation), the voice listed as fitted, spoken, exported to one file
+    and imported into another voices folder, where it speaks the same."""
+    voices, other = tmp_path / "voices", tmp_path / "other"
+    env = {"COSYVOICE_VOICES_DIR": str(voices), "COSYVOICE_FIT_POPSIZE": "4"}
+    done = cli("voices", "fit", "Cate F", str(real_female_prompt), "--budget", "5",
+               "--samples", str(tmp_path / "samples"), cwd=tmp_path, env=env, timeout=900)
+    assert done.returncode == 0, done.stderr
+    assert "saved fitted voice 'Cate F'" in done.stdout and "GE2E" in done.stdout
+    assert re.search(r"\[#+\] 100% .*generation 1", done.stderr), done.stderr[-500:]
+    assert {p.name for p in (tmp_path / "samples").iterdir()} == {"before.wav", "after.wav"}
+    table = cli("voices", "list", cwd=tmp_path, env=env).stdout
+    assert re.search(r"^Cate F\s+fitted\s+prompt F0 \d+", table, re.M), table
+    again = cli("voices", "fit", "cate f", str(real_female_prompt), cwd=tmp_path, env=env)
+    assert again.returncode == 2 and "already saved" in again.stderr
+
+    exported = cli("voices", "export", "Cate F", "-o", str(tmp_path / "cate.cvvoice"),
+                   cwd=tmp_path, env=env)
+    assert exported.returncode == 0, exported.stderr
+    imported = cli("voices", "import", str(tmp_path / "cate.cvvoice"), "--voices-dir",
+                   str(other), cwd=tmp_path)
+    assert imported.returncode == 0 and "imported fitted voice 'Cate F'" in imported.stdout
+    outs = []
+    for folder in (voices, other):
+        out = tmp_path / f"{folder.name}.wav"
+        spoken = cli("synthesize", "--voice", "Cate F", "--text", "The fitted voice speaks.",
+                     "-o", str(out), "--voices-dir", str(folder), cwd=tmp_path)
+        assert spoken.returncode == 0, spoken.stderr
+        outs.append(sf.read(out)[0])
+    assert np.array_equal(*outs) and len(outs[0]) > 22050
+    bad = tmp_path / "bad.cvvoice"
+    bad.write_bytes(b"not a voice file")
+    refused = cli("voices", "import", str(bad), "--voices-dir", str(other), cwd=tmp_path)
+    assert refused.returncode == 2 and "not a voice file" in refused.stderr
 
 
 @pytest.mark.slow

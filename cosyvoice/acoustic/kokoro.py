@@ -197,6 +197,12 @@ class KokoroModel:
             return KokoroSpeaker(self, stand_in if stand_in in self.voices else voice, "zh")
         return KokoroSpeaker(self, voice, "en-us")
 
+    def pack_speaker(self, pack: np.ndarray, language: str,
+                     name: str = "fitted") -> KokoroSpeaker:
+        """The backend for a ``(510, 256)`` style pack given as data (a fitted voice) speaking
+        runs of ``language`` (``en``: American English, ``zh``, or a G2P language)."""
+        return KokoroSpeaker(self, name, {"en": "en-us"}.get(language, language), pack)
+
     def ids(self, phonemes: str) -> list[int]:
         """Phonemes → token ids; symbols outside the vocabulary are dropped (logged)."""
         ids = [self.vocab[c] for c in phonemes if c in self.vocab]
@@ -245,10 +251,12 @@ def split_phonemes(phonemes: str, limit: int) -> list[str]:
 class KokoroSpeaker:
     """One Kokoro voice speaking one language: the AcousticModel the engine calls."""
 
-    def __init__(self, model: KokoroModel, voice: str, language: str) -> None:
+    def __init__(self, model: KokoroModel, voice: str, language: str,
+                 pack: np.ndarray | None = None) -> None:
         self.model = model
         self.voice = voice
         self.language = language
+        self.pack = pack  # a style pack given as data speaks instead of ``voice``'s
         self.name = f"kokoro:{voice}"
         self.sample_rate = model.sample_rate
 
@@ -277,7 +285,8 @@ class KokoroSpeaker:
         ``pitch_applied=False``, so a style's pitch, range and level are applied after.
         ``readings``: pronunciation overrides of its words."""
         phonemes = self.phonemes_with(text, readings)
-        pieces = [self.model.infer(p, self.voice, speed)
+        pack = self.pack if self.pack is not None else self.model.pack(self.voice)
+        pieces = [self.model.infer_pack(p, pack, speed)
                   for p in split_phonemes(phonemes, self.model.config.style_rows)]
         wav = np.concatenate(pieces) if pieces else np.zeros(0, np.float32)
         return AcousticOutput(wav=np.clip(wav, -1.0, 1.0), sample_rate=self.sample_rate,

@@ -60,6 +60,8 @@ class Capabilities:
     voice moved toward its pitch, timbre and formants), ``"model"`` (zero-shot by the
     model), ``""`` (no cloning); the page's introduction says which. ``clone_strength``:
     whether the similarity strength changes a clone (the UI shows its slider only then).
+    ``voice_fitting``: whether the engine fits a voice to a prompt as a background job
+    (a saved voice of kind ``fitted``: a Kokoro style pack, ``cosyvoice.voice.fit``).
     """
 
     name: str
@@ -82,6 +84,7 @@ class Capabilities:
     voice_languages: Mapping[str, str] = field(default_factory=dict)
     cloning: str = ""
     clone_strength: bool = False
+    voice_fitting: bool = False
 
     def mode_help(self) -> str:
         return ", ".join(f"{m} ({MODE_HELP.get(m, m)})" for m in self.modes)
@@ -97,7 +100,7 @@ class Capabilities:
                 "saved_voices": self.saved_voices, "blend_voices": list(self.blend_voices),
                 "language_voices": dict(self.language_voices),
                 "voice_languages": dict(self.voice_languages), "cloning": self.cloning,
-                "clone_strength": self.clone_strength}
+                "clone_strength": self.clone_strength, "voice_fitting": self.voice_fitting}
 
 
 @dataclass

@@ -17,12 +17,16 @@ thread's first use, and a third cycle adds +1.1 MB. The caller's thread keeps ev
 from __future__ import annotations
 
 import contextvars
+import logging
+import os
 import queue
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
 from typing import Any, TypeVar
+
+logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 _END = object()
@@ -106,3 +110,32 @@ class ComputeThreads:
         finally:
             with self._lock:
                 self._idle.append(worker)
+
+
+def call_niced(fn: Callable[[], T], niceness: int, name: str = "background") -> T:
+    """``fn()`` on a new thread whose niceness is raised by ``niceness``, then its result or
+    its exception: long background work (a voice fit) that the app's serving threads
+    overtake on a busy CPU. On Linux niceness is per thread, and the threads ``fn`` starts
+    inherit it (its worker pool); where it cannot be changed, ``fn`` runs as it is (logged)."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        if niceness > 0:
+            try:
+                tid = threading.get_native_id()
+                os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid)
+                               + niceness)
+            except (OSError, AttributeError) as e:
+                logger.warning("%s runs at normal priority: %s", name, e)
+        try:
+            box["value"] = fn()
+        except BaseException as e:  # noqa: BLE001 — handed to the caller as is
+            box["error"] = e
+
+    thread = threading.Thread(target=contextvars.copy_context().run, args=(run,),
+                              name=name, daemon=True)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]

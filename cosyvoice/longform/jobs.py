@@ -13,6 +13,11 @@ file is gone is rendered again.
 
 Jobs are ordered by creation time (``created``, sub-second) and then by ``seq``, a number
 that grows with each job the folder has held, so the order survives a restart.
+
+A job has a ``kind``: ``batch`` (items to render, the default of older job.json files) or
+``fit`` (a voice fit, :mod:`.fit_job`: no items; its spec and progress in ``fit``, its
+search state in ``fit_state.json`` beside job.json). Both kinds share the queue, the runner,
+cancel, resume and the damaged-file handling.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import threading
 import time
 import uuid
 import zipfile
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -39,6 +45,8 @@ from cosyvoice.state_files import DamagedFile, ensure_dir, is_set_aside, read_js
 logger = logging.getLogger(__name__)
 
 QUEUED, RUNNING, DONE, FAILED, CANCELLED = "queued", "running", "done", "failed", "cancelled"
+BATCH, FIT = "batch", "fit"
+KINDS = (BATCH, FIT)
 UNFINISHED = (QUEUED, RUNNING)
 PENDING, ITEM_DONE, ITEM_FAILED = "pending", "done", "failed"
 JOB_STATES = (QUEUED, RUNNING, DONE, FAILED, CANCELLED)
@@ -81,7 +89,11 @@ class JobStore:
             logger.info("batch jobs to resume: %s", ", ".join(resumed))
         return resumed
 
-    def create(self, source: str, items: list[Item], options: dict[str, Any]) -> dict:
+    def create(self, source: str, items: list[Item], options: dict[str, Any],
+               kind: str = BATCH, fit: dict[str, Any] | None = None,
+               prepare: Callable[[Path], None] | None = None) -> dict:
+        """Queue a new job; ``prepare(folder)`` writes its input files before the job is
+        visible (a runner never sees a job without them)."""
         with self._lock:
             waiting = sum(j["state"] in UNFINISHED for j in self._jobs.values())
             if waiting >= self.max_queued:
@@ -91,15 +103,23 @@ class JobStore:
             job_id = f"{datetime.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
             now = time.time()
             self._seq += 1
-            job = {"id": job_id, "seq": self._seq, "source": source, "state": QUEUED,
-                   "created": now,
+            job = {"id": job_id, "seq": self._seq, "kind": kind, "source": source,
+                   "state": QUEUED, "created": now,
                    "updated": now, "error": "", "options": options, "runs": [],
                    "resumed": 0, "sample_rate": None,
                    "items": [{**it.to_dict(), "state": PENDING, "seconds": None,
                               "error": "", "attempts": 0, "elapsed_s": None}
                              for it in items]}
+            if fit is not None:
+                job["fit"] = fit
             ensure_dir(self.root, "the batch jobs folder")
             (self.root / job_id / "items").mkdir(parents=True)
+            if prepare is not None:
+                try:
+                    prepare(self.root / job_id)
+                except BaseException:
+                    shutil.rmtree(self.root / job_id, ignore_errors=True)
+                    raise
             self._jobs[job_id] = job
             self._save(job)
             return self.summary(job_id)
@@ -117,8 +137,8 @@ class JobStore:
         states = [it["state"] for it in job["items"]]
         chars = [len(it["text"]) for it in job["items"]]
         done_chars = sum(c for c, s in zip(chars, states) if s != PENDING)
-        out = {k: job[k] for k in ("id", "source", "state", "created", "updated", "error",
-                                   "resumed", "options")}
+        out = {k: job[k] for k in ("id", "kind", "source", "state", "created", "updated",
+                                   "error", "resumed", "options")}
         out.update(total=len(states), done=states.count(ITEM_DONE),
                    failed=states.count(ITEM_FAILED), pending=states.count(PENDING),
                    progress=round(done_chars / max(sum(chars), 1), 4),
@@ -126,11 +146,21 @@ class JobStore:
                    runs=len(job["runs"]),
                    result=f"/api/v1/jobs/{job_id}/result" if job["state"] in (
                        DONE, CANCELLED) else None)
+        if job["kind"] == FIT:  # progress by the fit's clock; its result is a voice
+            out.update(_fit_progress(job))
+            out["result"] = out["result"] if job["state"] == DONE else None
         if items:
             out["items"] = [{k: it.get(k, "") for k in (
                 "where", "voice", "filename", "state", "seconds", "error", "notes", "attempts")}
                 for it in job["items"]]
         return out
+
+    def unfinished(self, kind: str) -> list[dict]:
+        """The queued or running jobs of ``kind`` (copies), oldest first."""
+        with self._lock:
+            jobs = sorted((j for j in self._jobs.values()
+                           if j["kind"] == kind and j["state"] in UNFINISHED), key=_order)
+            return json.loads(json.dumps(jobs))
 
     def list(self) -> list[dict]:
         """Every job's summary, newest first."""
@@ -206,6 +236,22 @@ class JobStore:
         write_json_atomic(folder / "job.json", job)
 
 
+def _fit_progress(job: dict) -> dict:
+    """A fit job's ``fit``, ``progress`` (0–1) and ``eta_s``: as written after its last
+    generation, counted down since while it runs (the ETA is the time per generation
+    measured so far times the generations that still fit its budget)."""
+    p = job["fit"].get("progress") or {}
+    eta, fraction = p.get("eta_s"), float(p.get("fraction") or 0.0)
+    if job["state"] == RUNNING and isinstance(p.get("at"), int | float) and eta is not None:
+        since = max(0.0, time.time() - p["at"])
+        elapsed, eta = float(p.get("elapsed_s") or 0.0) + since, max(0.0, eta - since)
+        fraction = min(0.99, elapsed / max(elapsed + eta, 1e-9))
+    elif job["state"] == DONE:
+        eta, fraction = 0.0, 1.0
+    return {"fit": job["fit"], "progress": round(fraction, 4),
+            "eta_s": None if eta is None else round(eta, 1)}
+
+
 def _order(job: dict) -> tuple:
     """Creation order: the time (sub-second), then the store's counter, then the id."""
     return job["created"], job["seq"], job["id"]
@@ -228,8 +274,8 @@ def _redo_lost_items(folder: Path, job: dict) -> None:
 
 # ---- the check of a job.json read back --------------------------------------------------
 _JOB_FIELDS: dict[str, tuple[tuple[type, ...], Any]] = {  # name: (types, default)
-    "source": ((str,), ""), "updated": ((int, float), None), "error": ((str,), ""),
-    "options": ((dict,), {}), "runs": ((list,), []), "resumed": ((int,), 0),
+    "kind": ((str,), BATCH), "source": ((str,), ""), "updated": ((int, float), None),
+    "error": ((str,), ""), "options": ((dict,), {}), "runs": ((list,), []), "resumed": ((int,), 0),
     "sample_rate": ((int, type(None)), None), "seq": ((int,), 0)}
 _ITEM_FIELDS: dict[str, tuple[tuple[type, ...], Any]] = {
     "voice": ((str, type(None)), None), "instruction": ((str,), ""), "where": ((str,), ""),
@@ -261,11 +307,21 @@ def check_job(data: Any, job_id: str) -> dict:
             _need(job["options"], key, types, "options.")
     if not all(isinstance(r, dict) for r in job["runs"]):
         raise DamagedFile("runs must be a list of objects")
+    if job["kind"] not in KINDS:
+        raise DamagedFile(f"kind {job['kind']!r} is not one of {', '.join(KINDS)}")
+    if job["kind"] == FIT:
+        _need(data, "fit", (dict,), "")
+        for key, types in _FIT_FIELDS.items():
+            _need(data["fit"], key, types, "fit.")
     items = data.get("items")
     if not isinstance(items, list):
         raise DamagedFile("items must be a list")
     job["items"] = [_check_item(it, f"items[{i}].") for i, it in enumerate(items)]
     return job
+
+
+_FIT_FIELDS: dict[str, tuple[type, ...]] = {
+    "name": (str,), "lang": (str,), "budget_s": (int, float), "config": (dict,)}
 
 
 def _check_item(item: Any, where: str) -> dict:
@@ -306,6 +362,8 @@ def _need(data: dict, key: str, types: tuple[type, ...], where: str) -> None:
 
 
 _MISSING = object()
+# what a fit job adds to its result zip (written by .fit_job)
+RESULT_FILES = ("before.wav", "after.wav", "fit.json")
 
 
 def result_zip(store: JobStore, job_id: str) -> Path:
@@ -325,7 +383,8 @@ def result_zip(store: JobStore, job_id: str) -> Path:
         with zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED) as z:
             for path in sorted((folder / "items").glob("*.wav")):
                 z.write(path, f"items/{path.name}")
-            for name in ("joined.wav", "subtitles.srt", "subtitles.vtt", "job.json"):
+            for name in ("joined.wav", "subtitles.srt", "subtitles.vtt", "job.json",
+                         *RESULT_FILES):
                 if (folder / name).exists():
                     z.write(folder / name, name)
         os.replace(tmp, out)

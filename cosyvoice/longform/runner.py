@@ -19,6 +19,8 @@ import soundfile as sf
 
 from cosyvoice.errors import BusyError, CosyVoiceError, TextError
 from cosyvoice.lifecycle.gate import SynthesisGate
+from cosyvoice.longform.fit_job import ENGINE as FIT_ENGINE
+from cosyvoice.longform.fit_job import create_fit_job, run_fit_job
 from cosyvoice.longform.items import (
     Item,
     check_gap,
@@ -31,6 +33,7 @@ from cosyvoice.longform.jobs import (
     CANCELLED,
     DONE,
     FAILED,
+    FIT,
     ITEM_DONE,
     PENDING,
     JobStore,
@@ -38,6 +41,7 @@ from cosyvoice.longform.jobs import (
 )
 from cosyvoice.longform.sources import parse_source
 from cosyvoice.pipeline import Synthesizer
+from cosyvoice.speaker.validation import PromptAudio
 from cosyvoice.subtitles import to_srt, to_vtt
 
 logger = logging.getLogger(__name__)
@@ -92,6 +96,15 @@ class JobRunner:
         self.wake()
         return summary
 
+    def submit_fit(self, name: str, prompt: PromptAudio, budget_s: float | None = None,
+                   lang: str = "en") -> dict:
+        """Queue a voice fit (:mod:`.fit_job`) of a validated prompt, saved as ``name``
+        when done; it waits its turn behind the jobs queued before it (one runner)."""
+        summary = create_fit_job(self.store, self.synth.using(FIT_ENGINE), name, prompt,
+                                 budget_s, lang)
+        self.wake()
+        return summary
+
     def stop(self, wait: bool = True, timeout: float = 30.0) -> None:
         """No new item starts; with ``wait``, wait for the one in flight."""
         self._stop.set()
@@ -122,7 +135,11 @@ class JobRunner:
 
     def run_job(self, job_id: str) -> None:
         """Render the job's pending items, then join them; returns early (the job stays
-        unfinished) when stopping, or when the job was cancelled."""
+        unfinished) when stopping, or when the job was cancelled. A fit job runs its fit."""
+        if self.store.get(job_id)["kind"] == FIT:
+            run_fit_job(self.store, job_id, self.synth, lambda: self.stopping,
+                        busy=lambda: self.gate.depth > 0)
+            return
         if not self.store.start_run(job_id):
             return
         job = self.store.get(job_id)

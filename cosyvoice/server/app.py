@@ -65,7 +65,7 @@ def create_app(manager: ModelManager, synth: Synthesizer, state: AppState) -> Fa
     app.include_router(jobs_router(runner))
     admin = AdminActions(manager, state, settings)
     app.include_router(admin_router(admin))
-    app.include_router(voices_router(synth, gate))
+    app.include_router(voices_router(synth, gate, runner))
     app.include_router(lexicon_router(synth.lexicon))
     app.include_router(transcribe_router(synth, gate))
     app.include_router(models_router(admin))

@@ -18,6 +18,7 @@ from fastapi import FastAPI
 from cosyvoice.frontend.lexicon import MAX_ENTRIES, READING_MAX, WORD_MAX
 from cosyvoice.server.body_guard import BodyGuard, BodyRule, Limit
 from cosyvoice.server.origin_guard import OriginGuard
+from cosyvoice.voice.transfer import MAX_FILE_BYTES as VOICE_FILE_BYTES
 
 KB = 1024
 JSON_BYTES_PER_CHAR = 6  # a character escaped as \uXXXX
@@ -51,12 +52,16 @@ def body_rules(settings) -> tuple[dict[tuple[str, str], BodyRule], BodyRule, Bod
     lexicon = json_limit(MAX_ENTRIES * LEXICON_ENTRY_CHARS,
                          f"{MAX_ENTRIES} lexicon words of the longest")
     small = json_limit(0, "a small JSON object")
+    voice_file = Limit(VOICE_FILE_BYTES + FORM_SLACK, f"{VOICE_FILE_BYTES // 2**20} MB (a "
+                       "voice file)")
     routes = {
         ("POST", "/api/v1/tts"): BodyRule(json=synthesis, form=upload),
         ("POST", "/v1/audio/speech"): BodyRule(json=synthesis),
         ("POST", "/api/v1/dialogue"): BodyRule(json=dialogue),
         ("POST", "/api/v1/jobs"): BodyRule(json=upload, form=upload),
         ("POST", "/api/v1/voices"): BodyRule(json=small, form=upload),
+        ("POST", "/api/v1/voices/fit"): BodyRule(form=upload),
+        ("POST", "/api/v1/voices/import"): BodyRule(form=voice_file),
         ("POST", "/api/v1/transcribe"): BodyRule(form=upload),
         ("PUT", "/api/v1/lexicon"): BodyRule(json=lexicon),
     }

@@ -94,6 +94,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "voice_blend_info": ("Pick a voice, or type a blend of Kokoro voices: af_bella:2+af_sky:1",
                          "选择音色，或输入 Kokoro 混合音色：af_bella:2+af_sky:1"),
     "saved_label": ("saved voice", "已保存音色"),
+    "fitted_label": ("fitted voice", "拟合音色"),
     "stream": ("Stream (play while synthesizing)", "流式推理（边合成边播放）"),
     "stream_no_ffmpeg": (
         "Streaming output needs ffmpeg and ffprobe on the server (Debian/Ubuntu: "

@@ -30,6 +30,7 @@ from cosyvoice.server.admin import AdminActions
 from cosyvoice.server.texts import bilingual, intro, t
 from cosyvoice.server.ui_dialogue import build_dialogue_tab
 from cosyvoice.server.ui_files import GuardedBlocks
+from cosyvoice.server.ui_fit import FITTED, INSTANT, FitControls
 from cosyvoice.server.ui_history import history_table, remember, show_result
 from cosyvoice.server.ui_jobs import build_jobs_tab
 from cosyvoice.server.ui_lang import Relabel, headers
@@ -59,7 +60,8 @@ def _mode_choices(caps: Capabilities, lang: str) -> list[tuple[str, str]]:
 def _voice_choices(synth: Synthesizer, lang: str = "en") -> list[tuple[str, str]]:
     """The engine's voices, then the saved voices of this engine (read from the store on
     each call)."""
-    saved = [(f"{name} · {t('saved_label', lang)}", name) for name in synth.saved_voice_names()]
+    saved = [(f"{v.name} · {t('fitted_label' if v.kind == 'fitted' else 'saved_label', lang)}",
+              v.name) for v in synth.saved_voices()]
     return [(label, key) for key, label in synth.capabilities.voices.items()] + saved
 
 
@@ -178,7 +180,9 @@ def make_save_voice(engines: Synthesizer):
     list (with the new voice selected) is refreshed."""
 
     def save_voice(name: str, prompt_audio: str | None, prompt_text: str, voice: str | None,
-                   mode: str, lang: str, engine: str | None = None):
+                   mode: str, lang: str, engine: str | None = None, kind: str = INSTANT):
+        if kind == FITTED:  # the fit's own event takes this click (ui_fit.py)
+            return gr.skip(), gr.skip()
         try:
             synth = engines.using(engine)
         except CosyVoiceError as e:
@@ -254,7 +258,7 @@ def build_ui(synth: Synthesizer, gate: SynthesisGate | None = None,
     # Events take only files uploaded to this app, and give back only the app's results.
     with GuardedBlocks(title="CosyVoice WebUI", delete_cache=(3600, 3600),
                        result_dirs=[settings.outputs_dir, settings.jobs_dir]) as demo:
-        c = _SynthesisTab(synth, relabel)
+        c = _SynthesisTab(synth, relabel, jobs)
         c.header()
         with relabel(gr.Tab(t("tab_synthesis"), id="synthesis", elem_id="synthesis-tab"),
                      label="tab_synthesis"):
@@ -285,8 +289,10 @@ class _SynthesisTab:
     engine's capabilities allow. Texts that depend only on the language are registered
     with ``relabel``; those that also depend on the mode or engine switch in :meth:`on_lang`."""
 
-    def __init__(self, synth: Synthesizer, relabel: Relabel) -> None:
+    def __init__(self, synth: Synthesizer, relabel: Relabel,
+                 jobs: JobRunner | None = None) -> None:
         self.synth = synth
+        self.jobs = jobs
         self.caps = synth.capabilities  # the default engine's, which the page opens with
         self.L = relabel
 
@@ -346,7 +352,10 @@ class _SynthesisTab:
                                label="save_name", placeholder="save_name_ph")
             self.save_btn = L(gr.Button(t("save_btn"), size="sm", scale=1,
                                         elem_id="save-voice"), value="save_btn")
+            self.fit = FitControls(self.jobs, synth.settings, self.caps.voice_fitting
+                                   and first in self.caps.prompt_modes, _voice_choices)
         self.save_status = gr.Markdown("", elem_id="save-status")
+        self.fit.outputs()
         with gr.Row():
             self.speed = L(gr.Slider(SPEED_RANGE[0], SPEED_RANGE[1], value=1.0, step=0.05,
                                      label=t("speed"), elem_id="speed"), label="speed")
@@ -419,9 +428,10 @@ class _SynthesisTab:
                                  api_name=False, queue=False)
         self.save_btn.click(make_save_voice(synth),
                             [self.save_name, self.prompt, self.prompt_text, self.voice,
-                             self.mode, self.ui_lang, self.engine],
+                             self.mode, self.ui_lang, self.engine, self.fit.kind],
                             [self.save_status, self.voice], api_name="save_voice",
                             concurrency_id="synthesis")
+        self.fit.wire(self, gate)
         self.mode.change(self.on_mode, [self.mode, self.ui_lang, self.engine],
                          self._mode_targets(), api_name=False, queue=False)
         self.engine.change(self.on_engine, [self.engine, self.ui_lang],

@@ -11,9 +11,10 @@ import gradio as gr
 
 from cosyvoice.engine.base import INSTRUCTION_MAX_CHARS
 from cosyvoice.errors import CosyVoiceError
-from cosyvoice.longform.jobs import result_zip
+from cosyvoice.longform.jobs import FIT, result_zip
 from cosyvoice.longform.runner import JobRunner
 from cosyvoice.server.texts import t
+from cosyvoice.server.ui_fit import fit_progress_text
 from cosyvoice.server.ui_lang import Relabel, headers
 
 POLL_S = 1.0
@@ -26,10 +27,12 @@ def progress_html(summary: dict | None) -> str:
     if summary is None:
         return "<div id='job-progress-text'>no job yet / 暂无任务</div>"
     pct = 100.0 * summary["progress"]
-    text = (f"{html.escape(summary['id'])}: {summary['state']} — {summary['done']}/"
-            f"{summary['total']} items ({pct:.0f} %)"
-            + (f", {summary['failed']} failed" if summary["failed"] else "")
+    what = (fit_progress_text(summary) if summary.get("kind") == FIT else
+            f"{summary['done']}/{summary['total']} items ({pct:.0f} %)"
+            + (f", {summary['failed']} failed" if summary["failed"] else ""))
+    text = (f"{summary['id']}: {summary['state']} — {what}"
             + (f" · resumed {summary['resumed']}×" if summary["resumed"] else ""))
+    text = html.escape(text)
     return (f"<progress id='job-progress-bar' max='100' value='{pct:.1f}' "
             f"style='width:100%'></progress><div id='job-progress-text' "
             f"data-state='{summary['state']}'>{text}</div>")

@@ -16,7 +16,6 @@ score), not a lucky sample.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import time
 from collections.abc import Callable
@@ -137,8 +136,15 @@ class FitTools:
     encoder: object
     space: object
 
-    def speak(self, phonemes: list[str], pack: np.ndarray) -> list[np.ndarray]:
-        return [self.kokoro.infer_pack(p, pack) for p in phonemes]
+    def speak(self, phonemes: list[str], pack: np.ndarray,
+              pause: Callable[[], None] | None = None) -> list[np.ndarray]:
+        """Each phoneme string spoken with ``pack``; ``pause()`` before each one."""
+        wavs = []
+        for p in phonemes:
+            if pause is not None:
+                pause()
+            wavs.append(self.kokoro.infer_pack(p, pack))
+        return wavs
 
 
 def prompt_sha256(wav: np.ndarray, sr: int) -> str:
@@ -181,12 +187,18 @@ def selection(score: Score, weights: ScoreWeights) -> float:
 def fit(prompt_wav: np.ndarray, sr: int, tools: FitTools, config: FitConfig | None = None,
         budget_s: float = 240.0, progress_cb: Callable[[FitProgress], None] | None = None,
         resume_state: FitState | dict | None = None,
-        stop: Callable[[], bool] | None = None) -> FitResult:
+        stop: Callable[[], bool] | None = None,
+        checkpoint: Callable[[FitState], None] | None = None,
+        pause: Callable[[], None] | None = None) -> FitResult:
     """Fit a style pack to ``prompt_wav`` ``(T,)`` at ``sr`` within ``budget_s`` seconds of
     wall time (prompt analysis and the start included; counted across resumes: a
     generation starts only while the mean generation time still fits, and the first
-    always runs). ``stop`` is asked before each generation. Raises :class:`PromptError`
-    for an unusable prompt or a ``resume_state`` of another prompt or configuration."""
+    always runs). ``stop`` is asked before each generation; ``checkpoint`` gets the state
+    after each one (what a job keeps on disk to resume from); ``pause`` is called before
+    each text a candidate speaks and before its scoring (a background fit waits there
+    while the app serves requests). Raises
+    :class:`PromptError` for an unusable prompt or a ``resume_state`` of another prompt or
+    configuration."""
     config = config or FitConfig()
     begin, cpu_begin = time.monotonic(), time.process_time()  # setup counts too
     wav = np.asarray(prompt_wav, np.float32).reshape(-1)
@@ -198,7 +210,7 @@ def fit(prompt_wav: np.ndarray, sr: int, tools: FitTools, config: FitConfig | No
     basis, blend_spec = start_basis(tools, target, config)
     texts = config.texts or TEXTS[config.lang]
     phonemes = [tools.kokoro.g2p(t, G2P_LANG[config.lang]) for t in texts]
-    run = _Run(tools, basis, phonemes, target, config)
+    run = _Run(tools, basis, phonemes, target, config, pause)
     state = _resume(resume_state, sha, config) if resume_state is not None else None
     if state is None:
         state = run.new_state(sha)
@@ -224,6 +236,9 @@ def fit(prompt_wav: np.ndarray, sr: int, tools: FitTools, config: FitConfig | No
             state.cpu_s = time.process_time() - c0
             state.history[-1]["elapsed_s"] = round(state.elapsed_s, 2)
             state.history[-1]["cpu_s"] = round(state.cpu_s, 2)
+            state.cma = es.state_dict()
+            if checkpoint is not None:
+                checkpoint(state)
             if progress_cb is not None:
                 progress_cb(run.progress(state, es.generation, budget_s))
     state.cma = es.state_dict()
@@ -255,12 +270,15 @@ class _Run:
     """One fit's fixed parts: evaluate candidates, keep the history and the best mean."""
 
     def __init__(self, tools: FitTools, basis: StyleBasis, phonemes: list[str],
-                 target: PromptTarget, config: FitConfig) -> None:
+                 target: PromptTarget, config: FitConfig,
+                 pause: Callable[[], None] | None = None) -> None:
         self.tools, self.basis, self.phonemes = tools, basis, phonemes
-        self.target, self.config = target, config
+        self.target, self.config, self.pause = target, config, pause
 
     def evaluate(self, theta: np.ndarray) -> Score:
-        wavs = self.tools.speak(self.phonemes, self.basis.pack(theta))
+        wavs = self.tools.speak(self.phonemes, self.basis.pack(theta), self.pause)
+        if self.pause is not None:  # the scoring, too, waits its turn
+            self.pause()
         return score_outputs(wavs, self.tools.kokoro.sample_rate, theta, self.target,
                              self.tools.encoder, self.config.weights)
 
@@ -300,10 +318,10 @@ class _Run:
 
 def encoder_versions(tools: FitTools) -> dict:
     """The weights a fit depends on: Kokoro's model and the GE2E encoder (sha256, short)."""
-    from cosyvoice.acoustic.kokoro import MANIFEST
+    from cosyvoice.assets import kokoro_manifest
     from cosyvoice.speaker.encoder import default_encoder_path
 
-    manifest = json.loads(Path(MANIFEST).read_text("utf-8"))
+    manifest = kokoro_manifest()
     h = hashlib.sha256(Path(default_encoder_path()).read_bytes()).hexdigest()
     return {"kokoro": manifest["model"]["sha256"][:16], "ge2e": h[:16],
             "space": getattr(tools.space, "key", "")}

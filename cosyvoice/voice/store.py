@@ -15,6 +15,11 @@ Layout, one folder per voice under ``settings.voices_dir`` (``models/voices/``):
         profile.json           {"name", "created", "engine", "transcript", "prompt": {...}}
         prompt.wav
         voice.pt               the engine's voice: a dict of tensors (spk2info form)
+      my-fit-7c8d9e0f/         a fitted voice (cosyvoice.voice.fit): no prompt is kept
+        profile.json           {"name", "created", "engine", "kind": "fitted",
+                                "fit": provenance (prompt sha256, steps, scores, F0, encoders,
+                                budget, date)}
+        pack.npy               its Kokoro style pack, (510, 256) float32
 
 Every voice records the engine that measured it (``"engine"``; older voices are the offline
 engine's), and only that engine offers it.
@@ -24,7 +29,7 @@ a crash never sees half a voice; a delete renames the folder away before removin
 Folder names are derived from the name (safe characters plus a hash), but the name in
 ``profile.json`` is what counts: lookups read it, case-insensitively. A voice folder that
 cannot be read (``profile.json`` missing, not JSON or not what the app wrote; its
-``prompt.wav`` or ``voice.pt`` missing, or ``voice.pt`` unreadable when used) is set aside
+``prompt.wav``, ``voice.pt`` or ``pack.npy`` missing, or unreadable when used) is set aside
 whole (:mod:`cosyvoice.state_files`): renamed to ``<folder>.damaged-<stamp>``, no longer
 listed, never deleted.
 """
@@ -60,6 +65,7 @@ from cosyvoice.state_files import (
     set_aside,
 )
 from cosyvoice.voice.blend import Blend, parse_blend
+from cosyvoice.voice.fitted import check_pack, fit_summary, load_pack
 from cosyvoice.voice.profile import VoiceProfile
 from cosyvoice.voice.space import CloneTarget, PromptVoice
 
@@ -70,6 +76,8 @@ TRANSCRIPT_MAX = 500
 PROFILE_FILE = "profile.json"
 PROMPT_FILE = "prompt.wav"
 ENGINE_VOICE_FILE = "voice.pt"
+PACK_FILE = "pack.npy"
+FITTED = "fitted"  # the kind of a voice fitted to a prompt (a style pack, no prompt kept)
 OFFLINE = "offline"
 WHAT = "saved voice"
 # Letters and digits of any script, then also space, '-', '_', '.'; first character a
@@ -94,6 +102,23 @@ class SavedVoice:
     blend: Blend | None = None  # a saved blend (then no prompt and no profile)
     clone: CloneTarget | None = None  # its place in Kokoro's voice space (cloning v2)
     engine: str = OFFLINE  # the engine that measured it, the only one that offers it
+    fit: dict[str, Any] | None = None  # a fitted voice's provenance (then pack.npy speaks)
+
+    @property
+    def kind(self) -> str:
+        """``fitted``, ``blend`` or ``saved`` (a prompt's measured voice)."""
+        return FITTED if self.fit is not None else "blend" if self.blend is not None \
+            else "saved"
+
+    def pack(self) -> np.ndarray:
+        """A fitted voice's ``(510, 256)`` float32 style pack. A damaged file sets the
+        voice aside: NotFoundError saying so."""
+        pack = read_checked(self.path / PACK_FILE, WHAT, load_pack, unit=self.path,
+                            required=True)
+        if pack is None:
+            raise NotFoundError(f"the saved voice {self.name!r} was damaged on disk and has "
+                                "been set aside (see /health/ready); fit it again")
+        return pack
 
     @property
     def prompt_path(self) -> Path:
@@ -102,7 +127,7 @@ class SavedVoice:
     def engine_voice(self) -> dict[str, Any]:
         """The engine's own form of this voice (``voice.pt``, a dict of tensors). A damaged
         file sets the voice aside: NotFoundError saying so."""
-        voice = read_checked(self.path / ENGINE_VOICE_FILE, WHAT, _load_tensors,
+        voice = read_checked(self.path / ENGINE_VOICE_FILE, WHAT, load_tensors,
                              unit=self.path, required=True)
         if voice is None:
             raise NotFoundError(f"the saved voice {self.name!r} was damaged on disk and has "
@@ -112,6 +137,9 @@ class SavedVoice:
     def summary(self) -> dict[str, Any]:
         """JSON-friendly description (no mel statistics)."""
         p = self.profile
+        if self.fit is not None:
+            return {"name": self.name, "kind": FITTED, "engine": self.engine,
+                    "created": round(self.created, 3), "fit": fit_summary(self.fit)}
         if self.blend is not None:
             return {"name": self.name, "kind": "blend", "created": round(self.created, 3),
                     "blend": self.blend.spec}  # the offline engine's (Kokoro voices)
@@ -248,6 +276,32 @@ class VoiceStore:
         logger.info("saved voice blend %r (%s)", name, blend.spec)
         return self.get(name)
 
+    def save_fitted(self, name: str, pack: np.ndarray, provenance: dict[str, Any],
+                    engine: str = OFFLINE) -> SavedVoice:
+        """Store a fitted style pack ``(510, 256)`` float32 and its provenance under
+        ``name`` (checked as an import is: shape, dtype, finite, bounded)."""
+        name = check_name(name, self.reserved)
+        pack = check_pack(pack)
+        meta = {"name": name, "created": time.time(), "engine": engine, "kind": FITTED,
+                "fit": dict(provenance)}
+        self._add(name, meta, lambda tmp: np.save(tmp / PACK_FILE, pack, allow_pickle=False))
+        logger.info("saved fitted voice %r", name)
+        return self.get(name)
+
+    def add_files(self, name: str, meta: dict[str, Any], files: dict[str, bytes]
+                  ) -> SavedVoice:
+        """Store a voice given whole — ``meta`` (profile.json) and its files by plain name —
+        as an imported voice file brings it (:mod:`cosyvoice.voice.transfer` checks both)."""
+        name = check_name(name, self.reserved)
+
+        def write(tmp: Path) -> None:
+            for file_name, data in files.items():
+                (tmp / Path(file_name).name).write_bytes(data)
+
+        self._add(name, {**meta, "name": name}, write)
+        logger.info("imported voice %r (%s)", name, meta.get("kind", "saved"))
+        return self.get(name)
+
     def rename(self, old: str, new: str) -> SavedVoice:
         new = check_name(new, self.reserved)
         with self._locked():
@@ -325,7 +379,7 @@ class VoiceStore:
 
 def _read(folder: Path) -> SavedVoice | None:
     """The voice in ``folder``; None (and the folder set aside) when it is damaged."""
-    return read_json(folder / PROFILE_FILE, WHAT, lambda meta: _voice(folder, meta),
+    return read_json(folder / PROFILE_FILE, WHAT, lambda meta: voice_in(folder, meta),
                      unit=folder, required=True)
 
 
@@ -340,9 +394,19 @@ def _check_meta(meta: Any) -> dict[str, Any]:
     return meta
 
 
-def _voice(folder: Path, meta: Any) -> SavedVoice:
+def voice_in(folder: Path, meta: Any) -> SavedVoice:
+    """The voice ``meta`` (profile.json's content) describes in ``folder``; DamagedFile (or
+    another of the state files' damage errors) when it is not what the app writes."""
     meta = _check_meta(meta)
     engine = str(meta.get("engine", OFFLINE))
+    if meta.get("kind") == FITTED:
+        if not isinstance(meta.get("fit"), dict):
+            raise DamagedFile(f"{PROFILE_FILE}: a fitted voice without its provenance")
+        if not (folder / PACK_FILE).is_file():
+            raise DamagedFile(f"{PACK_FILE} is missing")
+        return SavedVoice(name=str(meta["name"]), path=folder, created=float(meta["created"]),
+                          transcript="", prompt={}, profile=None, engine=engine,
+                          fit=meta["fit"])
     if "blend" in meta and "profile" not in meta:
         return SavedVoice(name=str(meta["name"]), path=folder, created=float(meta["created"]),
                           transcript="", prompt={}, profile=None,
@@ -359,7 +423,7 @@ def _voice(folder: Path, meta: Any) -> SavedVoice:
                       engine=engine)
 
 
-def _load_tensors(path: Path) -> dict[str, Any]:
+def load_tensors(path: Path) -> dict[str, Any]:
     """``voice.pt``: a dict of tensors (weights only: no code runs)."""
     import torch
 

@@ -83,3 +83,32 @@ def test_ready_speak_stream_and_refuse_through_ray(ray_url):
                    headers={"content-type": "text/plain"})
     assert r.status_code == 415, r.text
     assert get_json(ray_url + "/health/ready", timeout=60)[1]["ready"] is True
+
+
+def test_a_fitted_voice_imported_through_the_ingress_speaks_on_a_replica(ray_url, tmp_path):
+    """A voice fitted elsewhere travels as one file: the ingress imports it into the shared
+    voices folder and a replica speaks it; fitting itself is refused there (409)."""
+    import numpy as np
+
+    from cosyvoice.voice.store import VoiceStore
+    from cosyvoice.voice.transfer import export_voice
+    from tests.conftest import require_kokoro
+
+    voices = require_kokoro() / "voices"
+    pack = sum(0.5 * np.fromfile(voices / f"{n}.bin", "<f4").reshape(510, 256)
+               for n in ("af_heart", "af_bella")).astype(np.float32)
+    elsewhere = VoiceStore(tmp_path / "elsewhere")
+    made = elsewhere.save_fitted("ray-fit", pack, {"method": "test", "lang": "en",
+                                                   "start_blend": "af_heart:1+af_bella:1"})
+    r = httpx.post(ray_url + "/api/v1/voices/import", timeout=60,
+                   files={"file": ("ray-fit.cvvoice", export_voice(made), "application/zip")})
+    assert r.status_code == 201 and r.json()["kind"] == "fitted", r.text
+    r = httpx.post(ray_url + "/api/v1/tts", timeout=300,
+                   json={"text": "A fitted voice on a replica.", "voice": "ray-fit",
+                         "format": "wav"})
+    assert r.status_code == 200, r.text
+    wav, sr = sf.read(io.BytesIO(r.content), dtype="float32")
+    assert len(wav) > 0.8 * sr and float(abs(wav).max()) > 0.05
+    r = httpx.post(ray_url + "/api/v1/voices/fit", timeout=60, data={"name": "x"},
+                   files={"prompt": ("p.wav", b"RIFF", "audio/wav")})
+    assert r.status_code == 409 and "import" in r.json()["error"]["message"], r.text

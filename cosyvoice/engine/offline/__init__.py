@@ -68,13 +68,15 @@ def configured(settings) -> Capabilities:
     to the prompt where cloning v2 is on and their voice space is there (shipped with the
     code, or measured by setup), else the voice adapter on joe/baker. The similarity
     strength changes a clone only where the adapter moves it: the adapter path, or a blend
-    with ``clone_adapter_scale`` > 0."""
+    with ``clone_adapter_scale`` > 0. Fitting a voice needs the same: Kokoro and its voice
+    space (a fit starts from the blend)."""
     from cosyvoice.voice.space import SHIPPED
 
     blend = bool(settings.clone_space and CAPABILITIES.blend_voices
                  and (SHIPPED.is_file() or voice_space_file(settings).is_file()))
     return dataclasses.replace(CAPABILITIES, cloning="blend" if blend else "adapter",
-                               clone_strength=not blend or settings.clone_adapter_scale > 0)
+                               clone_strength=not blend or settings.clone_adapter_scale > 0,
+                               voice_fitting=blend)
 
 
 def _specs(settings):

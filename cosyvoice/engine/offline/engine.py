@@ -28,7 +28,7 @@ from cosyvoice.engine.offline import (
     configured,
     voice_space_file,
 )
-from cosyvoice.errors import TextError
+from cosyvoice.errors import ModelError, TextError
 from cosyvoice.files import write_json_atomic
 from cosyvoice.frontend.plan import main_language, run_parts
 from cosyvoice.lifecycle.manager import ModelManager
@@ -76,6 +76,7 @@ OLD_SAVED_NOTE = ("this voice was saved before cloning from Kokoro's voices; it 
 class _Plan:
     target_profile: object | None
     kokoro_voice: str | None = None  # a Kokoro voice or blend speaks every run
+    kokoro_pack: np.ndarray | None = None  # a fitted voice's style pack speaks every run
     # cloning v2: run language → (Kokoro blend spec, its profile: the adapter's source)
     clone_blends: dict[str, tuple[str, object]] | None = None
     style: Style | None = None  # what the instruction asks (None: no instruction)
@@ -138,6 +139,22 @@ class OfflineEngine:
                                          current_key())
         return self._space
 
+    def fit_tools(self):
+        """What a voice fit runs (:class:`~cosyvoice.voice.fit.FitTools`): the served Kokoro
+        model, the GE2E encoder and Kokoro's voice space. ModelError saying why when this
+        install cannot fit (no Kokoro, cloning v2 off, or the voice space not measured)."""
+        from cosyvoice.voice.fit import FitTools
+
+        if not (self._settings.clone_space and _kokoro_installed()):
+            raise ModelError("fitting a voice needs Kokoro's voices and cloning v2 "
+                             "(--clone-space); this install has neither / 拟合音色需要 Kokoro")
+        space = self.voice_space()
+        if space is None:
+            raise ModelError("Kokoro's voice space is not measured for the installed weights "
+                             "yet (setup measures it in the background: logs/voice_space.log); "
+                             "a voice can be fitted once it is / Kokoro 音色空间尚未测量")
+        return FitTools(self.manager.get(KOKORO), self.manager.get("speaker_encoder"), space)
+
     def warm(self) -> None:
         """Have each backend's source profile ready now (from ``models/optimized`` when an
         earlier start measured it with the same weights), so that no request pays for it."""
@@ -189,7 +206,10 @@ class OfflineEngine:
         plan = _Plan(profile, speed=float(req.speed))
         if profile is None:
             saved_blend = getattr(req.saved_voice, "blend", None)
-            if saved_blend is not None:
+            if getattr(req.saved_voice, "fit", None) is not None:  # a fitted voice
+                plan.kokoro_voice = f"fitted:{req.saved_voice.name}"
+                plan.kokoro_pack = req.saved_voice.pack()  # checked: (510, 256), finite
+            elif saved_blend is not None:
                 plan.kokoro_voice = saved_blend.spec
             elif _is_kokoro(req.voice):
                 plan.kokoro_voice = req.voice
@@ -291,7 +311,7 @@ class OfflineEngine:
                 wav, sr, pitch_done = self._speak(
                     name, run_parts(run, self.capabilities.part_chars), speed, seed,
                     plan.style, (spoken, run.lang) if kokoro else None, run.readings,
-                    run_marks[-1])
+                    run_marks[-1], plan.kokoro_pack)
                 # at the output rate before the style's gain and limiter: resampling after
                 # them would overshoot the limit (Kokoro speaks at 24 kHz)
                 wav, sr = resample(wav, sr, sr_out), sr_out
@@ -323,15 +343,20 @@ class OfflineEngine:
                seed: int | None, style: Style | None,
                kokoro: tuple[str, str] | None = None,
                readings: dict | None = None,
-               marks: list | None = None) -> tuple[np.ndarray, int, bool]:
+               marks: list | None = None,
+               pack: np.ndarray | None = None) -> tuple[np.ndarray, int, bool]:
         """One run through backend ``name``, part by part: ``(wav, rate, pitch applied)``.
         The style's acoustic controls (and its dialect's tones) go to every backend; one
         without per-phone controls ignores them and says so. ``kokoro``: (voice, run
         language) when ``name`` is the Kokoro model. ``readings``: the run's pronunciation
         overrides (every backend of this engine applies them in its G2P). ``marks``: gets
-        the backend's syllable/word timings (seconds of the run's audio), where it has any."""
+        the backend's syllable/word timings (seconds of the run's audio), where it has any.
+        ``pack``: a fitted voice's style pack, which speaks every Kokoro run (English and
+        Mandarin alike: the speaker's pitch stays, see docs/kokoro.md)."""
         acoustic = self.manager.get(name)
-        if kokoro is not None:
+        if kokoro is not None and pack is not None:
+            acoustic = acoustic.pack_speaker(pack, kokoro[1], kokoro[0])
+        elif kokoro is not None:
             acoustic = acoustic.speaker(*kokoro)
         controls = None
         if style is not None:
