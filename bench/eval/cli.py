@@ -111,19 +111,7 @@ def main(argv: list[str] | None = None) -> int:
                       if any(r.clones for r in selected) else ([], {}))
     refs = {c.name: [scorer.embeddings(w, sr) for w, sr in c.heldout] for c in cases}
     jobs = plan(args, ts, selected, cases, prompts)
-    results = []
-    for row in selected:
-        print(f"[eval] {row.name}: {len(jobs[row.name])} texts ...", flush=True)
-        try:
-            audio = render_in_child(row, jobs[row.name])
-        except Exception as e:  # a row that cannot render is reported; the others still run
-            logger.exception("row %s failed", row.name)
-            results.append(failed(row, e))
-            continue
-        items = [score_output(o, scorer, refs.get(o.job.case)) for o in audio.outputs]
-        results.append(summarize(row, audio, items))
-        print("\n".join(report.table(results[-1:])[2:]), flush=True)
-        print(result_line(results[-1]), flush=True)
+    results = run_rows(selected, jobs, scorer, refs)
     if cases:
         results.append(ceiling(cases, scorer, refs))
     doc = {"quick": args.quick, "date": report.stamp(), "commit": report.commit(),
@@ -136,6 +124,26 @@ def main(argv: list[str] | None = None) -> int:
     print("\n" + report.markdown(doc))
     print(f"[eval] wrote {json_path} and {md_path}")
     return 1 if any("error" in r for r in results) else 0
+
+
+def run_rows(selected: list[rows.Row], jobs: dict[str, list[Job]], scorer: Scorer,
+             refs: dict) -> list[dict]:
+    """Render each row in its own process, then score it here; a row whose process fails
+    is reported with its error and the others still run."""
+    results = []
+    for row in selected:
+        print(f"[eval] {row.name}: {len(jobs[row.name])} texts ...", flush=True)
+        try:
+            audio = render_in_child(row, jobs[row.name])
+        except Exception as e:
+            logger.exception("row %s failed", row.name)
+            results.append(failed(row, e))
+            continue
+        items = [score_output(o, scorer, refs.get(o.job.case)) for o in audio.outputs]
+        results.append(summarize(row, audio, items))
+        print("\n".join(report.table(results[-1:])[2:]), flush=True)
+        print(result_line(results[-1]), flush=True)
+    return results
 
 
 def result_line(row: dict) -> str:
