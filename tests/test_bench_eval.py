@@ -90,7 +90,7 @@ def test_one_cloning_row_runs_end_to_end_into_json_and_markdown(tmp_path):
     assert set(doc["columns"]) == set(report.COLUMNS)
     for header, _ in report.COLUMNS.values():
         assert header in markdown
-    assert doc["machine"]["model"] and doc["load"]["start"] >= 0
+    assert doc["complete"] and doc["machine"]["model"] and doc["load"]["start"] >= 0
     assert doc["testset"]["version"] == testset.VERSION
     clone, ceiling = doc["rows"]
     assert clone["name"] == "clone" and ceiling["name"] == "prompt (ceiling)"

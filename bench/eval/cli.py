@@ -111,26 +111,35 @@ def main(argv: list[str] | None = None) -> int:
                       if any(r.clones for r in selected) else ([], {}))
     refs = {c.name: [scorer.embeddings(w, sr) for w, sr in c.heldout] for c in cases}
     jobs = plan(args, ts, selected, cases, prompts)
-    results = run_rows(selected, jobs, scorer, refs)
+    name, results = report.run_name(), []
+
+    def save(complete: bool) -> tuple[Path, Path]:
+        doc = {"quick": args.quick, "complete": complete, "date": report.stamp(),
+               "commit": report.commit(), "machine": cpu_info(),
+               "load": {"start": load0, "end": os.getloadavg()[0]},
+               "testset": {"version": ts.version, "sha256": ts.sha256,
+                           "used": _used(jobs, cases)},
+               "asr": dict(scorer.asr_names), "normalization": NORMALIZATION,
+               "timing_note": TIMING_NOTE, "wall_s": round(time.perf_counter() - t0, 1),
+               "columns": {k: h for k, (h, _) in report.COLUMNS.items()}, "rows": results}
+        paths = report.write(doc, args.out, name)
+        if complete:
+            print("\n" + report.markdown(doc))
+        return paths
+
+    run_rows(selected, jobs, scorer, refs, results, lambda: save(False))
     if cases:
         results.append(ceiling(cases, scorer, refs))
-    doc = {"quick": args.quick, "date": report.stamp(), "commit": report.commit(),
-           "machine": cpu_info(), "load": {"start": load0, "end": os.getloadavg()[0]},
-           "testset": {"version": ts.version, "sha256": ts.sha256, "used": _used(jobs, cases)},
-           "asr": dict(scorer.asr_names), "normalization": NORMALIZATION,
-           "timing_note": TIMING_NOTE, "wall_s": round(time.perf_counter() - t0, 1),
-           "columns": {k: h for k, (h, _) in report.COLUMNS.items()}, "rows": results}
-    json_path, md_path = report.write(doc, args.out)
-    print("\n" + report.markdown(doc))
+    json_path, md_path = save(True)
     print(f"[eval] wrote {json_path} and {md_path}")
     return 1 if any("error" in r for r in results) else 0
 
 
 def run_rows(selected: list[rows.Row], jobs: dict[str, list[Job]], scorer: Scorer,
-             refs: dict) -> list[dict]:
-    """Render each row in its own process, then score it here; a row whose process fails
-    is reported with its error and the others still run."""
-    results = []
+             refs: dict, results: list[dict], after_row) -> None:
+    """Render each row in its own process, then score it here, appending to ``results``
+    (``after_row()`` after each); a row whose process fails is reported with its error and
+    the others still run."""
     for row in selected:
         print(f"[eval] {row.name}: {len(jobs[row.name])} texts ...", flush=True)
         try:
@@ -138,12 +147,12 @@ def run_rows(selected: list[rows.Row], jobs: dict[str, list[Job]], scorer: Score
         except Exception as e:
             logger.exception("row %s failed", row.name)
             results.append(failed(row, e))
-            continue
-        items = [score_output(o, scorer, refs.get(o.job.case)) for o in audio.outputs]
-        results.append(summarize(row, audio, items))
-        print("\n".join(report.table(results[-1:])[2:]), flush=True)
-        print(result_line(results[-1]), flush=True)
-    return results
+        else:
+            items = [score_output(o, scorer, refs.get(o.job.case)) for o in audio.outputs]
+            results.append(summarize(row, audio, items))
+            print("\n".join(report.table(results[-1:])[2:]), flush=True)
+            print(result_line(results[-1]), flush=True)
+        after_row()
 
 
 def result_line(row: dict) -> str:

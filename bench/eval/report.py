@@ -82,7 +82,7 @@ def markdown(doc: dict) -> str:
     loads = ", ".join(f"{r['name']} {r['load'][0]:.1f}→{r['load'][1]:.1f}"
                       for r in doc["rows"] if r.get("load"))
     out = [f"# python -m bench eval{' --quick' if doc['quick'] else ''} · {doc['date']} · "
-           f"commit {doc['commit']}", "",
+           f"commit {doc['commit']}" + ("" if doc["complete"] else " · (incomplete)"), "",
            f"- CPU: {m['model']}; {', '.join(m['flags']) or 'no AVX2'}; {m['cores']} cores, "
            f"{m['memory_gib']} GiB",
            f"- load average (1 min): start {doc['load']['start']:.1f}, end "
@@ -98,10 +98,15 @@ def markdown(doc: dict) -> str:
     return "\n".join(out + ["Rows:", "", *notes, ""])
 
 
-def write(doc: dict, out_dir: Path) -> tuple[Path, Path]:
-    """``eval-<time>.json`` and ``.md`` in ``out_dir``, also copied to ``latest.*``."""
+def run_name() -> str:
+    return "eval-" + datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+
+
+def write(doc: dict, out_dir: Path, name: str) -> tuple[Path, Path]:
+    """``<name>.json`` and ``.md`` in ``out_dir``, also copied to ``latest.*`` (written after
+    every row, so a long run that stops keeps what it measured; ``complete`` says whether
+    every row ran)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    name = "eval-" + datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     text, md = json.dumps(doc, ensure_ascii=False, indent=1), markdown(doc)
     for base in (name, "latest"):
         (out_dir / f"{base}.json").write_text(text + "\n", "utf-8")
