@@ -100,10 +100,19 @@ def render(row: Row, jobs: list[Job]) -> RowAudio:
                    fields[job.case])
             warmups[key] = round(time.perf_counter() - t0, 3)
         outputs.append(_speak(synth, job, fields[job.case]))
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB on Linux
+    peak = peak_rss_mb()
     tmp.cleanup()
     return RowAudio(row.name, outputs, warmups, round(peak, 1), load_before,
                     os.getloadavg()[0])
+
+
+def peak_rss_mb() -> float:
+    """This process's peak RSS (VmHWM). Not getrusage's ru_maxrss: across the fork and exec
+    of a spawned process that keeps the parent's peak (the scoring models, here)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # no /proc: kB
 
 
 def _synthesizer(row: Row):
