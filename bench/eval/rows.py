@@ -52,6 +52,8 @@ ROWS: tuple[Row, ...] = (
     *(_preset(v, ("zh", "mixed", "long_zh") if v == "zm_yunxi" else ("zh", "mixed"),
               f"Kokoro {v}" + (" (Mandarin default)" if v == "zm_yunxi" else ""))
       for v in ZH_KOKORO),
+    _preset("zm_yunxi:1+zm_yunjian:1", ("zh", "mixed"),
+            "Kokoro blend: the default and zm_yunjian (DNSMOS 3.27, the best mixed score)"),
     _preset("joe", ("en",), "Piper joe"),
     _preset("baker", ("zh", "mixed"), "FastSpeech2 baker",
             "mixed: English runs by Piper moved toward baker"),
