@@ -1,19 +1,16 @@
-"""Benchmark metrics: DNSMOS P.835 (``speechmos``) and English WER (``pocketsphinx``).
+"""Measurements shared by the benchmarks and the tests: DNSMOS P.835 (``speechmos``), word
+error rate and edit distance, an F0 track (Praat, ``parselmouth``), the longest silence
+inside a clip.
 
-Both run offline on bundled models. They are for *relative* comparisons inside one
-benchmark run (adapted vs unadapted): pocketsphinx's small en-us model has a high
-absolute WER even on clean speech, and DNSMOS is a learned estimate, not a listening test.
-
-Nothing is loaded at import time; the models load on first use and are cached here,
-which is fine for a benchmark script (library code keeps no module-level state).
+DNSMOS is a learned estimate, not a listening test: good for comparisons on one test set.
+Nothing is loaded at import time. The harness's text normalisation and recognizers are in
+:mod:`bench.eval.metrics`.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from functools import lru_cache
-from typing import Any
 
 import numpy as np
 
@@ -21,7 +18,7 @@ from cosyvoice.audio.io import resample
 
 logger = logging.getLogger(__name__)
 
-METRIC_SR = 16000  # both DNSMOS and the pocketsphinx en-us model take 16 kHz
+METRIC_SR = 16000  # DNSMOS's rate
 
 
 def to_16k(wav: np.ndarray, sr: int) -> np.ndarray:
@@ -44,24 +41,6 @@ def dnsmos(wav: np.ndarray, sr: int) -> dict[str, float]:
         "bak": float(out["bak_mos"]),
         "p808": float(out["p808_mos"]),
     }
-
-
-@lru_cache(maxsize=1)
-def _decoder() -> Any:
-    from pocketsphinx import Decoder
-
-    return Decoder(samprate=METRIC_SR, loglevel="FATAL")
-
-
-def transcribe(wav: np.ndarray, sr: int) -> str:
-    """Recognize English speech with pocketsphinx's bundled en-us model (lower case)."""
-    pcm = (to_16k(wav, sr) * 32767.0).astype("<i2").tobytes()
-    dec = _decoder()
-    dec.start_utt()
-    dec.process_raw(pcm, no_search=False, full_utt=True)
-    dec.end_utt()
-    hyp = dec.hyp()
-    return normalize_text(hyp.hypstr if hyp is not None else "")
 
 
 def normalize_text(text: str) -> str:
@@ -88,3 +67,29 @@ def wer(reference: str, hypothesis: str) -> float:
     if not ref:
         return 0.0 if not hyp else 100.0
     return 100.0 * edit_distance(ref, hyp) / len(ref)
+
+
+def f0_semitones(wav: np.ndarray, sr: int, floor: float, ceiling: float) -> np.ndarray:
+    """F0 of the voiced 10 ms frames in semitones re 1 Hz (Praat's autocorrelation tracker
+    between ``floor`` and ``ceiling`` Hz)."""
+    import parselmouth
+
+    snd = parselmouth.Sound(np.asarray(wav, np.float64), sampling_frequency=sr)
+    f0 = snd.to_pitch_ac(time_step=0.01, pitch_floor=floor, pitch_ceiling=ceiling)
+    f0 = f0.selected_array["frequency"]
+    return 12 * np.log2(f0[f0 > 0])
+
+
+def longest_inner_silence(wav: np.ndarray, sr: int, floor_db: float = -40.0) -> float:
+    """Seconds of the longest run of 10 ms frames quieter than ``floor_db`` under the
+    loudest frame, between the first and the last loud frame."""
+    hop = int(0.01 * sr)
+    n = len(wav) // hop
+    rms = np.sqrt(np.mean(wav[: n * hop].reshape(n, hop) ** 2, axis=1) + 1e-12)
+    quiet = 20 * np.log10(rms / rms.max()) < floor_db
+    loud = np.flatnonzero(~quiet)
+    longest = run = 0
+    for q in quiet[loud[0]: loud[-1] + 1]:
+        run = run + 1 if q else 0
+        longest = max(longest, run)
+    return longest * hop / sr

@@ -7,8 +7,7 @@ import threading
 import numpy as np
 import pytest
 
-from bench.emotions import f0_semitones
-from bench.zh_quality import longest_inner_silence
+from bench._metrics import f0_semitones, longest_inner_silence
 from cosyvoice.pipeline import SynthesisRequest, Synthesizer
 from tests.conftest import local_services
 

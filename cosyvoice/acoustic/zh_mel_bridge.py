@@ -3,7 +3,8 @@
 An analytic conversion, one linear map per frame plus a time resampling:
 
 1. de-normalize: ``log10mel = mean + std · mel`` with the per-bin statistics estimated by
-   ``bench/zh_mel_stats.py`` (``zh_mel_stats.json``; the training stats are not shipped);
+   bench/zh_mel_stats.py (retired 2026-12-07, in git history) from MB-MelGAN's audio
+   (``zh_mel_stats.json``, shipped; the training stats are not);
 2. ``10 ** log10mel`` is a Slaney mel of the *magnitude* spectrum (TensorFlowTTS' Baker
    preprocessing), 80 filters over 80–7600 Hz at n_fft 2048;
 3. magnitude spectrum: each filter's value divided by its weight sum is the mean magnitude
@@ -60,8 +61,9 @@ def load_stats(path: str | Path = STATS_PATH) -> tuple[np.ndarray, np.ndarray]:
         data = json.loads(Path(path).read_text("utf-8"))
         mean, std = (np.asarray(data[k], dtype=np.float32) for k in ("mean", "std"))
     except (OSError, ValueError, KeyError) as e:
-        raise ModelError(f"mel statistics {path} unreadable ({e}); regenerate them with "
-                         "`.venv/bin/python bench/zh_mel_stats.py --write`") from e
+        raise ModelError(f"mel statistics {path} unreadable ({e}); restore the file from the "
+                         "checkout (git checkout -- cosyvoice/acoustic/zh_mel_stats.json)"
+                         ) from e
     if mean.shape != std.shape or mean.ndim != 1 or not (std > 0).all():
         raise ModelError(f"mel statistics {path} are malformed (need positive std per bin)")
     return mean, std

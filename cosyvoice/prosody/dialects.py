@@ -13,7 +13,8 @@ Taiyuan, Changsha, Nanchang) cannot be recovered from Mandarin text and are drop
 Xiang and Gan varieties, whose 去声 splits by the historical voicing of the initial, one
 value stands for both halves (marked ``approximate``).
 
-How it is rendered, in two layers (bench/dialects.py measures both):
+How it is rendered, in two layers (both measured by bench/dialects.py, retired; its figures
+are in bench/README.md):
 
 1. :func:`dialect_controls` → :class:`~cosyvoice.acoustic.mandarin.ProsodyControls`: each
    syllable's toned final is replaced by the Mandarin tone whose *shape* matches the
@@ -22,7 +23,7 @@ How it is rendered, in two layers (bench/dialects.py measures both):
    dips before it rises; e.g. Sichuan 阳平 21 is spoken with a tone-4 phone), and its
    per-phone pitch is set to the value's start and end pitch (the final carries the
    start, the break after it the end: the model's audio lags
-   its durations by about one phone, see bench/zh_tones.py).
+   its durations by about one phone, bench/README.md "Tone 2").
 2. :func:`rendering_controls` (what the offline engine uses): the tone phones of layer 1
    (not its per-phone pitch, which made low values creak), vocoded, then the exact Chao
    contour of each syllable is imposed by pitch-tier resynthesis (Praat PSOLA via
@@ -151,8 +152,8 @@ DIALECTS: dict[str, Dialect] = {d.key: d for d in (
         "is available here (canto-tts on PyPI downloads its weights from a model hub at run "
         "time; espeak-ng's 'yue' voice is a formant synthesizer). Spelling Cantonese with "
         "Mandarin phones is no substitute: by piper-tts's bundled espeak-ng Cantonese "
-        "phonemizer, a quarter of the syllables of the calibration passage (14 of 55; "
-        "bench/dialects.py --cantonese) have a -p/-t/-k or -m coda, an oe/eo vowel or an "
+        "phonemizer, a quarter of the syllables of the calibration passage (14 of 55) "
+        "have a -p/-t/-k or -m coda, an oe/eo vowel or an "
         "ng- initial that the Mandarin phone set lacks, and Cantonese has six tones."),
     _no("shanghainese", "上海话（吴语）", "Shanghainese (Wu)",
         _NO_MODEL.format(zh="上海话", en="Shanghainese")),
@@ -236,7 +237,7 @@ class ChaoScale:
         return 1.0 + 4.0 * np.log(h / self.low_hz) / np.log(self.high_hz / self.low_hz)
 
 
-# Measured by bench/dialects.py (printed as "calibration"): 5th / 95th percentile of the
+# Measured by bench/dialects.py (retired; printed as "calibration"): 5th / 95th percentile of the
 # Baker voice's F0 (Praat autocorrelation, 5 ms, 75–600 Hz) over the pipeline's Chinese
 # calibration passage through FastSpeech2 → mel bridge → HiFi-GAN: 184.5 / 301.3 Hz.
 BAKER_SCALE = ChaoScale(184.5, 301.3)
@@ -281,7 +282,7 @@ def dialect_controls(key: str) -> ProsodyControls:
     """Controls that make MandarinAcoustic.synthesize/render speak with ``key``'s tones.
 
     Controls alone see the G2P's surface tones (after Mandarin sandhi) and reach the value's
-    shape less often (bench/dialects.py, "controls only" column: rising and low level
+    shape less often (bench/dialects.py, retired, "controls only" column: rising and low level
     values mostly miss); :func:`rendering_controls` is the full rendering. Raises
     :class:`UnsupportedDialectError` (listing the supported ones) for an unknown or
     unsupported dialect.
@@ -404,7 +405,7 @@ def rendering_controls(key: str, controls: ProsodyControls | None = None) -> Pro
     dialect = get_dialect(key)
     # Tone phones only: the per-phone pitch of layer 1 is left out here because the
     # contours replace it, and its low targets (letters 1–2) made the model's voice creak
-    # or go unvoiced, which PSOLA cannot repair (bench/dialects.py: dipping 213 matched
+    # or go unvoiced, which PSOLA cannot repair (bench/dialects.py, retired: dipping 213 matched
     # 1/3 with it, 3/3 without, in the development run).
     out = ProsodyControls(tone_map=tone_map(dialect), phones=citation_tones)
     if controls is not None:

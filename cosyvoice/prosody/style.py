@@ -27,7 +27,8 @@ published emotional-prosody rules into numbers:
   and steepen it.
 
 Our magnitudes are moderate (a few semitones, ±5 dB, ±15 % rate) so the synthetic voices
-stay natural; ``bench/emotions.py`` measures every direction on the output. The table is
+stay natural; every direction was measured on the output (bench/emotions.py, retired:
+bench/README.md, 129 / 129 cells). The table is
 a setting: ``emotion_rules`` (``COSYVOICE_EMOTION_RULES``) names a JSON file whose entries
 override the defaults, e.g. ``{"happy": {"f0_level_st": 4.0, "rate": 1.1}}``.
 
@@ -65,7 +66,7 @@ logger = logging.getLogger(__name__)
 ST_PER_F0_Z = 2.3
 MAX_F0_Z_SHIFT = 2.0  # beyond ±2 std the model's F0 embedding is out of range: PSOLA the rest
 # Lowering Baker's pitch by ``pitch_shift`` z < 0 also narrows its 5–95 % F0 range, by
-# about 13 % per std (two sentences, median-of-voiced-frames measure of bench/emotions.py:
+# about 13 % per std (two sentences, median-of-voiced-frames measure of bench/emotions.py, retired:
 # z −0.5 → ×0.96, −1 → ×0.85, −1.5 → ×0.82, −2 → ×0.75); raising it leaves the range
 # within ±10 % with no trend. The PSOLA range factor of :meth:`Style.post` divides this out,
 # so that a lowered emotion (disgust: −2 st, ×1.1) still gets the range it asks for.
@@ -106,7 +107,7 @@ class StyleError(CosyVoiceError):
 
 
 # Directions from Murray & Arnott 1993 (Table I), Schröder 2001 (Table 1), Banse & Scherer
-# 1996; magnitudes ours (moderate), checked by bench/emotions.py.
+# 1996; magnitudes ours (moderate), checked by bench/emotions.py (retired).
 DEFAULT_EMOTIONS: dict[str, EmotionStyle] = {
     "happy": EmotionStyle(f0_level_st=3.0, f0_range=1.3, rate=1.08, energy_db=2.0,
                           tilt_db_oct=1.0),
@@ -194,7 +195,7 @@ class Style:
     def acoustic_controls(self):
         """ProsodyControls carrying this style's F0 level (model units). The range goes by
         PSOLA in :meth:`post`: ``pitch_scale`` 1.3 widened the measured 5–95 % range of
-        Baker's output by only ×1.02 (bench/emotions.py), PSOLA by the factor asked."""
+        Baker's output by only ×1.02 (bench/emotions.py, retired), PSOLA by the factor asked."""
         from cosyvoice.acoustic.mandarin import ProsodyControls
 
         z, _ = self.mandarin_split()

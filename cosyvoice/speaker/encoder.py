@@ -9,7 +9,7 @@ ReLU(linear) → L2 norm per partial → mean of the partials, L2-normalized aga
 Resemblyzer also cuts long pauses with webrtcvad. We do not: prompts reach us already trimmed
 at both ends (``validation.py``), and splicing Silero's speech segments together measured
 worse (same-speaker cosine 0.69 instead of 0.75 on the gradio sample recordings, see
-``bench/bench_speaker.py``).
+the retired bench/bench_speaker.py; parity: tests/speaker/test_encoder.py).
 
 The package ``resemblyzer`` is never imported (it pulls webrtcvad); only its data file is read.
 """

@@ -22,8 +22,9 @@ strength 0 the audio is still re-vocoded by HiFi-GAN (the "re-vocoded" baseline)
 every strength goes through the same chain; ``AdapterConfig.bypass_at_zero`` returns the
 input untouched instead.
 
-What was compared (``bench/cloning.py``'s prompt set: 8 prompts, 2 Piper sentences each,
-GE2E cosine to the prompt, DNSMOS OVRL, pocketsphinx WER; one run, shared 2-core machine)::
+What was compared (the retired bench/cloning.py on bench/prompts.py's 8 prompts, 2 Piper
+sentences each, GE2E cosine to the prompt, DNSMOS OVRL, pocketsphinx WER; one run, shared
+2-core machine)::
 
     method                                   sim    DNSMOS  WER %
     Piper as is                              0.518  3.29    39.5

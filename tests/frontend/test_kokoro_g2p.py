@@ -128,8 +128,8 @@ def test_other_languages(g2p, text, language, expected):
 
 # Kokoro's pipeline (misaki's espeak G2P) asks espeak-ng for tie marks and merges only tied
 # pairs; piper's bridge gives no ties, so ours merges the pairs as letters. The same
-# espeak-ng asked for ties (bench/kokoro_lang_chain.py) is the reference: on the bench's
-# 20 sentences per language the two agree, up to the ``ʲ`` glide
+# espeak-ng asked for ties (tests/frontend/espeak_ties.py) is the reference: on 20 sentences
+# per language (tests/fixtures/kokoro_langs.json) the two agree, up to the ``ʲ`` glide
 # that ours drops on purpose (docstring of cosyvoice.frontend.kokoro_g2p). It found the
 # Italian a + ʊ, which espeak never ties.
 _GLIDE = "([aeiouyɐɑɒɔəɛɜɪʊʌæøœɨɯIWAOQY]\u0303?ː?)ʲ"
@@ -138,8 +138,8 @@ _GLIDE = "([aeiouyɐɑɒɔəɛɜɪʊʌæøœɨɯIWAOQY]\u0303?ː?)ʲ"
 def _misaki_reference(text: str, language: str) -> str:
     import re
 
-    from bench.kokoro_lang_chain import TiedEspeak, misaki_phonemes
     from cosyvoice.frontend.kokoro_g2p import ESPEAK_LOCK, ESPEAK_VOICES
+    from tests.frontend.espeak_ties import TiedEspeak, misaki_phonemes
 
     with ESPEAK_LOCK:
         tied = TiedEspeak()(text, ESPEAK_VOICES[language])
@@ -150,8 +150,8 @@ def _misaki_reference(text: str, language: str) -> str:
 def test_letter_pairs_are_the_pairs_espeak_ties(g2p, language):
     from pathlib import Path
 
-    bench = Path(__file__).resolve().parents[2] / "bench" / "kokoro_langs.json"
-    texts = json.loads(bench.read_text("utf-8"))[language]
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "kokoro_langs.json"
+    texts = json.loads(fixture.read_text("utf-8"))[language]
     assert len(texts) == 20
     for text in texts:
         assert g2p(text, language) == _misaki_reference(text, language), text

@@ -189,8 +189,8 @@ def test_high_pitch_raises_f0_and_slower_lengthens(synth, voice, text):
 
 
 def spread_st(wav: np.ndarray, sr: int) -> float:
-    """5–95 % F0 spread in semitones (voiced frames), with bench/emotions.py's tracker."""
-    from bench.emotions import f0_semitones
+    """5–95 % F0 spread in semitones (voiced frames), with the benches' tracker."""
+    from bench._metrics import f0_semitones
 
     st = f0_semitones(wav, sr, 120, 600)
     return float(np.percentile(st, 95) - np.percentile(st, 5))
@@ -212,7 +212,7 @@ ZH_TWO = "今天早上天气很好，我们一起去公园散步。请把桌子�
 def test_disgust_lowers_baker_and_still_widens_its_range(synth):
     """厌恶 asks −2 st and ×1.1 range; the model's lowered pitch alone narrows the range,
     and :func:`model_range_response` divides that out. Measured on these two sentences
-    (bench/emotions.py's texts, where the 13 %/std was measured), 2026-12-04:
+    (the texts of the retired bench/emotions.py, where the 13 %/std was measured), 2026-12-04:
     corrected ×1.168 (fp32 vocoder) / ×1.140 (int8), uncorrected ×1.012 / ×0.994.
     A single 15-character sentence is too short for a 5–95 % spread: PSOLA at factor
     1.0 alone moved it by −2 to −4 %, and int8 against fp32 moved the ratio 1.064 → 1.012."""
