@@ -42,7 +42,7 @@ def boundary_errors(cues, wav: np.ndarray, sr: int) -> list[float]:
     end| for the silence matching the cues' gap (seconds)."""
     gaps = silences(wav, sr)
     errors = []
-    for a, b in zip(cues, cues[1:]):
+    for a, b in pairwise(cues):
         lo, hi = a.end_s, b.start_s
 
         def overlap(g, lo=lo, hi=hi):

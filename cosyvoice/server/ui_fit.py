@@ -15,6 +15,7 @@ import html
 import math
 from collections.abc import Callable
 from contextlib import nullcontext
+from pathlib import Path
 from typing import Any
 
 import gradio as gr
@@ -165,7 +166,7 @@ class FitControls:
             try:
                 check_fit_request(view, runner.store, name or "", None, "en")
                 with gate.slot() if gate is not None else nullcontext():
-                    validated = view.validate_prompt(prompt)
+                    validated = view.validate_prompt(Path(prompt))
                 job = runner.submit_fit(name or "", validated)
             except CosyVoiceError as e:
                 raise user_error(str(e), f"fit_voice ({type(e).__name__})") from None
