@@ -161,7 +161,7 @@ class KokoroGraph:
         up = nn.ConvTranspose1d(in_ch, out_ch, k, stride=a["strides"][0], padding=a["pads"][0])
         with torch.no_grad():
             up.weight.copy_(torch.from_numpy(weight.copy()))
-            up.bias.copy_(torch.from_numpy(self.array(node.input[2])))
+            up.bias.copy_(torch.from_numpy(self.array(node.input[2]).copy()))
         return up.eval()
 
     def linear(self, prefix: str, bias: str) -> tuple[np.ndarray, np.ndarray]:
@@ -183,3 +183,104 @@ class KokoroGraph:
                 pads[3:5]):
             raise ModelError(f"Kokoro graph: {name} is not a left reflection pad")
         return int(pads[2])
+
+    # ---- a float copy ---------------------------------------------------------------------
+    def dequantized(self):
+        """A float32 copy of the graph (an ``onnx.ModelProto``): every integer node with its
+        quantize/rescale chain becomes the float op on the dequantised weight (Conv,
+        MatMul, LSTM, Gather). Not a serving path — onnxruntime ran it slower than the
+        int8 graph here (``bench/kokoro_speed.py``) — but the reference the torch generator's
+        float32 convs are checked against (tests/acoustic/test_kokoro_fast.py)."""
+        import copy
+
+        from onnx import helper, numpy_helper
+
+        out = copy.deepcopy(self.model)
+        inits: dict[str, np.ndarray] = {}
+        replaced: dict[str, object] = {}  # name of the node a float node takes the place of
+        dropped: set[str] = set()
+        for node in self.model.graph.node:
+            new = self._float_node(node, inits, dropped, helper)
+            if new is not None:
+                replaced[new[0]] = new[1]
+        nodes = [replaced.get(n.name, n) for n in out.graph.node if n.name not in dropped
+                 or n.name in replaced]
+        needed = {o.name for o in out.graph.output}
+        keep = []
+        for n in reversed(nodes):  # drop what nothing reads any more
+            if any(o in needed for o in n.output):
+                keep.append(n)
+                needed.update(n.input)
+        out.graph.ClearField("node")
+        out.graph.node.extend(reversed(keep))
+        old = [t for t in out.graph.initializer if t.name in needed]
+        out.graph.ClearField("initializer")
+        out.graph.initializer.extend(old)
+        out.graph.initializer.extend(numpy_helper.from_array(a, n) for n, a in inits.items())
+        return out
+
+    def _float_node(self, node, inits: dict, dropped: set, helper):
+        """``(name of the node it replaces, float node)`` for an integer node, else None;
+        the nodes its float version makes dead go into ``dropped``."""
+        op = node.op_type
+        if op == "ConvInteger":
+            prefix = node.name[: -len("_quant")]
+            conv = self.conv(prefix)
+            name = f"{prefix}/weight_f32"
+            inits[name] = conv.weight.detach().numpy()
+            ins = [self.producer[node.input[0]].input[0], name]
+            if conv.bias is not None:
+                inits[f"{prefix}/bias_f32"] = conv.bias.detach().numpy()
+                ins.append(f"{prefix}/bias_f32")
+            last = self._rescale(node)
+            new = helper.make_node("Conv", ins, list(last.output), name=prefix)
+            new.attribute.extend(node.attribute)
+            dropped.update({node.name, *(n.name for n in self._chain(node, last))})
+            return last.name, new
+        if op == "MatMulInteger":
+            last = self._rescale(node)
+            q, scale = self._dequantized(node, last.input[1])
+            name = f"{node.name}/weight_f32"
+            inits[name] = (q * scale).astype(np.float32)
+            x = self.producer[node.input[0]].input[0]
+            new = helper.make_node("MatMul", [x, name], list(last.output), name=node.name)
+            dropped.update({node.name, *(n.name for n in self._chain(node, last))})
+            return last.name, new
+        if op == "DynamicQuantizeLSTM":
+            x, wq, rq, b, lens, h0, c0, _, ws, wz, rs, rz = list(node.input)
+            for q, s, z in ((wq, ws, wz), (rq, rs, rz)):
+                w = (self.array(q).astype(np.float32) - self.array(z).astype(np.float32)
+                     .reshape(-1, 1, 1)) * self.array(s).reshape(-1, 1, 1)
+                inits[f"{q}_f32"] = np.ascontiguousarray(w.transpose(0, 2, 1), np.float32)
+            new = helper.make_node("LSTM", [x, f"{wq}_f32", f"{rq}_f32", b, lens, h0, c0],
+                                   list(node.output), name=node.name)
+            new.attribute.extend(node.attribute)
+            return node.name, new
+        if op == "DequantizeLinear" and self.producer.get(node.input[0]) is not None:
+            gather = self.producer[node.input[0]]
+            if gather.op_type != "Gather" or gather.input[0] not in self.inits:
+                return None
+            zero = self.array(node.input[2]).astype(np.float32) if len(node.input) > 2 else 0
+            table = (self.array(gather.input[0]).astype(np.float32) - zero) * self.array(
+                node.input[1])
+            inits[f"{gather.input[0]}_f32"] = table.astype(np.float32)
+            new = helper.make_node("Gather", [f"{gather.input[0]}_f32", gather.input[1]],
+                                   list(node.output), name=node.name)
+            new.attribute.extend(gather.attribute)
+            dropped.add(gather.name)
+            return node.name, new
+        return None
+
+    def _rescale(self, node):
+        """The Mul by ``x_scale · w_scale`` that ends an integer node's chain."""
+        after = self.consumers[node.output[0]]
+        nxt = after[0] if len(after) == 1 and after[0].op_type == "Add" else node
+        return self._after(self._after(nxt, "Cast"), "Mul")
+
+    def _chain(self, node, last) -> list:
+        """The nodes from ``node`` (exclusive) to ``last`` (inclusive)."""
+        out, cur = [], node
+        while cur is not last:
+            cur = self.consumers[cur.output[0]][0]
+            out.append(cur)
+        return out
