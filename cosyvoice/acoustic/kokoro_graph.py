@@ -147,7 +147,7 @@ class KokoroGraph:
         if a.get("group", 1) != 1 or len(set(a.get("pads", [0]))) > 1:
             raise ModelError(f"Kokoro graph: {prefix} is not a plain symmetric conv")
         with torch.no_grad():
-            conv.weight.copy_(torch.from_numpy(np.ascontiguousarray(weight, np.float32)))
+            conv.weight.copy_(torch.from_numpy(np.array(weight, np.float32)))
             if bias is not None:
                 conv.bias.copy_(torch.from_numpy(bias.astype(np.float32)))
         return conv.eval()
