@@ -55,6 +55,12 @@ SPLIT_AT = re.compile(r"(?<=[.!?;:,—…])\s+|\s+")  # where an over-long strin
 # G2P keeps punctuation, Mandarin's as ASCII), and the pieces' sizes in symbols.
 CLAUSE_CUT = re.compile(r"[.!?;:,—…]+(?= )")
 FIRST_PIECE = 24
+# English words that start a phrase, in the G2P's symbols without stress marks: a cut
+# inside a long clause goes before one of them where it can (``_word_cut``)
+PHRASE_STARTS = frozenset(
+    "ðə ðɪ ði ə ɐ æn ən ænd ɔɹ bʌt tʊ tə tu ʌv əv ɪn ɔn æt wɪð fɔɹ fəɹ fɹʌm fɹəm bI æz ɐz "
+    "ðæt ðət wɛn ɪf bɪkʌz ʌntɪl sO wɪʧ hu wIl ɪntʊ əbWt Ovəɹ æftəɹ bɪfɔɹ θɹu".split())
+STRESS = str.maketrans("", "", "ˈˌ")
 PIECE_GROWTH = 4.0
 MIN_PIECE = 5
 
@@ -251,33 +257,52 @@ def split_phonemes(phonemes: str, limit: int) -> list[str]:
 
 def latency_pieces(phonemes: str, first: int = FIRST_PIECE, growth: float = PIECE_GROWTH,
                    limit: int = 510) -> list[str]:
-    """Cut one sentence's phonemes for streaming: a first piece of at most ``first``
-    symbols, then pieces up to ``growth`` × the one before (and ``limit``; a quarter more
-    rather than leave a scrap), each cut after a clause's punctuation where one fits (at a
-    word boundary only where none does); a piece is at least :data:`MIN_PIECE` symbols.
-    At a real-time factor r < 1 / growth each piece is ready before the one before it has
-    played: the first is sized for latency, the later ones as long as that allows, for
-    quality."""
+    """Cut one sentence's phonemes for streaming. The first piece is sized for latency: its
+    first clause (up to the first clause punctuation) when that has at most ``first``
+    symbols, else as many words as fit in ``first``. Each later piece may be ``growth`` ×
+    the one before (and at most ``limit``; a quarter more rather than leave a scrap), cut
+    after the last clause punctuation that fits, else the last word; so at a real-time
+    factor under 1 / ``growth`` each piece is ready before the one before it has played,
+    and the later ones are as long as that allows, for quality. Every piece has at least
+    :data:`MIN_PIECE` symbols; a sentence that fits in ``first`` with no clause inside it
+    stays whole."""
     clauses = [m.end() for m in CLAUSE_CUT.finditer(phonemes)]
     words = [m.start() for m in re.finditer(" ", phonemes)]
+    end = len(phonemes) - MIN_PIECE  # no cut leaves less than a piece after it
     pieces, start, size = [], 0, first
-    # a later piece takes the rest whole when cutting would leave a scrap of a quarter
-    while len(phonemes) - start > (size + size // 4 if pieces else size):
-        lo, hi = start + MIN_PIECE, start + size
-        cut = max((c for c in clauses if lo <= c <= hi), default=None)
+    while True:
+        lo, hi = start + MIN_PIECE, min(start + size, end)
+        inside = [c for c in clauses if lo <= c <= end]
+        if pieces and len(phonemes) - start <= size + size // 4:
+            break
+        if not pieces and len(phonemes) <= size and not inside:
+            break
+        fit = [c for c in inside if c <= hi]
+        if fit:
+            cut = fit[0] if not pieces else fit[-1]
+        else:
+            cut = _word_cut(phonemes, [w for w in words if lo <= w <= hi], start, hi)
+            cut = cut if cut is not None else min(
+                (c for c in (*clauses, *words) if lo <= c <= end), default=None)
         if cut is None:
-            cut = max((w for w in words if lo <= w <= hi), default=None)
-        if cut is None:
-            cut = next((c for c in [*clauses, *words] if c >= lo), None)
-            if cut is None or len(phonemes) - cut < MIN_PIECE:
-                break
+            break
         pieces.append(phonemes[start:cut].strip())
-        start = cut
-        size = min(limit, int(growth * len(pieces[-1])))
+        start, size = cut, min(limit, int(growth * len(pieces[-1])))
     rest = phonemes[start:].strip()
-    if rest:
-        pieces.append(rest)
-    return [p for p in pieces if p]
+    return [p for p in [*pieces, rest] if p]
+
+
+def _word_cut(phonemes: str, cuts: list[int], start: int, hi: int) -> int | None:
+    """The word boundary to cut a clause at: the last one before a function word (an
+    English phrase's start: article, preposition, conjunction) in the second half of the
+    reach, else the last one."""
+    for w in reversed(cuts):
+        if w - start < (hi - start) / 2:
+            break
+        word = phonemes[w + 1:].split(" ", 1)[0].translate(STRESS)
+        if word in PHRASE_STARTS:
+            return w
+    return cuts[-1] if cuts else None
 
 
 class KokoroSpeaker:

@@ -28,11 +28,14 @@ def test_pieces_rejoin_to_the_sentence(phonemes):
         assert len(after) <= 4.0 * len(before) * 1.25
 
 
-def test_a_clause_end_is_preferred_to_a_word():
+def test_the_first_piece_ends_at_a_clause_or_a_phrase():
     assert latency_pieces(LONG)[0] == "hi fəɹɡˈɑt hɪz ʌmbɹˈɛlə,"  # after its comma
-    first = latency_pieces(NO_COMMA)[0]  # no comma in reach: the last word that fits
-    assert NO_COMMA.startswith(first + " ") and FIRST_PIECE - 12 < len(first) <= FIRST_PIECE
-    assert latency_pieces("həlˈO, hˌW ɑɹ ju tədˈA?") == ["həlˈO, hˌW ɑɹ ju tədˈA?"]  # short
+    # its first clause, however short, when the sentence has more than one
+    assert latency_pieces("həlˈO, hˌW ɑɹ ju tədˈA?") == ["həlˈO,", "hˌW ɑɹ ju tədˈA?"]
+    # no comma in reach: before a phrase's first word ("The museum opened | a new ...")
+    first = latency_pieces(NO_COMMA)[0]
+    assert first == "ðə mjuzˈiəm ˈOpənd" and len(first) <= FIRST_PIECE
+    assert latency_pieces("ɡʊd mˈɔɹnɪŋ.") == ["ɡʊd mˈɔɹnɪŋ."]  # short, one clause: whole
 
 
 def test_no_scrap_is_left_at_the_end():

@@ -270,7 +270,8 @@ class OfflineEngine:
         English runs by the voice itself (as Kokoro's own pipeline reads English words in
         Mandarin), a Mandarin run of an English voice by a Mandarin Kokoro voice of the
         same gender (``KokoroModel.speaker``); no adapter, no HiFi-GAN, the 24 kHz audio
-        only resampled.
+        only resampled. Streamed, a Kokoro voice's first sentence comes in pieces
+        (:meth:`_render_pieces`).
         """
         sr_out = self.capabilities.sample_rate
         clone = plan.clone_blends
