@@ -375,7 +375,8 @@ class Synthesizer:
 
         The chunks are cross-faded pieces joined by :class:`ChunkJoiner`: concatenated, they
         are :meth:`synthesize`'s samples exactly where the engine's pieces are its whole
-        sentences cut up (the offline engine); CosyVoice's streamed hops are the runtime's
+        sentences cut up (the offline engine, but for a Kokoro voice's first sentence, which
+        it speaks in pieces as they are made); CosyVoice's streamed hops are the runtime's
         streamed rendering (chunk-causal), a different one from its whole-sentence output.
         """
         with self.tracker.track(req.mode):

@@ -91,6 +91,11 @@ class Settings:
     kokoro_threads: int = field(default=1, metadata=_help(
         "Kokoro onnxruntime intra-op threads per synthesis (1: measured fastest on 2 cores, "
         "where two concurrent syntheses each take a core; see docs/kokoro.md)"))
+    kokoro_path: str = field(default="auto", metadata=_help(
+        "how Kokoro runs on CPU: auto (int8 where the CPU has VNNI/AMX int8 instructions, "
+        "else onnx) | int8 / fp32 (the graph's generator in torch with int8 / float32 "
+        "convs, the rest in onnxruntime) | onnx (the shipped graph whole in onnxruntime, "
+        "the reference); CUDA always runs onnx. See docs/kokoro.md"))
     clone_space: bool = field(default=True, metadata=_help(
         "clone from Kokoro's voice space (a blend of the prompt's nearest Kokoro voices, "
         "then the adapter) when setup measured it; false: joe/baker + adapter only"))

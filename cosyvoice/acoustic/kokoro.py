@@ -20,7 +20,7 @@ import json
 import logging
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,6 +51,18 @@ GENDERS = {"f": "female", "m": "male"}
 MANDARIN_STAND_IN = {"f": "zf_xiaobei", "m": "zm_yunxi"}
 BLEND_CACHE = 32
 SPLIT_AT = re.compile(r"(?<=[.!?;:,—…])\s+|\s+")  # where an over-long string may be cut
+# Streaming below the sentence (latency_pieces): where a clause ends in the phonemes (the
+# G2P keeps punctuation, Mandarin's as ASCII), and the pieces' sizes in symbols.
+CLAUSE_CUT = re.compile(r"[.!?;:,—…]+(?= )")
+FIRST_PIECE = 24
+# English words that start a phrase, in the G2P's symbols without stress marks: a cut
+# inside a long clause goes before one of them where it can (``_word_cut``)
+PHRASE_STARTS = frozenset(
+    "ðə ðɪ ði ə ɐ æn ən ænd ɔɹ bʌt tʊ tə tu ʌv əv ɪn ɔn æt wɪð fɔɹ fəɹ fɹʌm fɹəm bI æz ɐz "
+    "ðæt ðət wɛn ɪf bɪkʌz ʌntɪl sO wɪʧ hu wIl ɪntʊ əbWt Ovəɹ æftəɹ bɪfɔɹ θɹu".split())
+STRESS = str.maketrans("", "", "ˈˌ")
+PIECE_GROWTH = 4.0
+MIN_PIECE = 5
 
 
 def default_dir() -> Path:
@@ -125,19 +137,24 @@ class KokoroModel:
         self.g2p = KokoroG2P()
         self._blends: dict[str, np.ndarray] = {}  # blend spec → mixed pack
         self._lock = threading.Lock()
+        self.path = "onnx"  # how the graph runs (kokoro_fast.resolve_path)
 
     @classmethod
     def load(cls, folder: str | Path | None = None, device: str = "cpu",
-             threads: int = 1) -> KokoroModel:
-        """``threads``: onnxruntime intra-op threads (settings.kokoro_threads; 1 measured
-        fastest on 2 cores: RTF ~0.51 vs ~0.68 with 2, bench/kokoro.py, retired)."""
+             threads: int = 1, path: str = "auto") -> KokoroModel:
+        """``threads``: onnxruntime intra-op threads (settings.kokoro_threads). ``path``:
+        how the graph runs (``auto``, ``int8``, ``fp32``, ``onnx``; see
+        :mod:`cosyvoice.acoustic.kokoro_fast`)."""
         import onnxruntime as ort
+
+        from cosyvoice.acoustic.kokoro_fast import make_session
 
         folder = Path(folder) if folder else default_dir()
         config = KokoroConfig.from_dict(kokoro_manifest())
-        path = folder / config.model_file
-        if not path.is_file():
-            raise ModelError(f"Kokoro model not found: {path}; run `bash run.sh --setup-only`")
+        model_path = folder / config.model_file
+        if not model_path.is_file():
+            raise ModelError(f"Kokoro model not found: {model_path}; run "
+                             "`bash run.sh --setup-only`")
         vocab = json.loads((folder / "vocab.json").read_text("utf-8"))["vocab"]
         voices = {}
         for p in sorted((folder / "voices").glob("*.bin")):
@@ -149,15 +166,12 @@ class KokoroModel:
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = max(1, int(threads))
         opts.inter_op_num_threads = 1
-        cuda = device.startswith("cuda")
-        providers = ["CUDAExecutionProvider"] if cuda else ["CPUExecutionProvider"]
-        try:
-            session = ort.InferenceSession(str(path), opts, providers=providers)
-        except Exception as e:  # onnxruntime raises its own types
-            raise ModelError(f"could not load {path.name}: {e}") from e
-        logger.info("loaded Kokoro (%d voices, %d threads) on %s", len(voices),
-                    opts.intra_op_num_threads, device)
-        return cls(session, vocab, voices, config, device)
+        session, chosen = make_session(model_path, opts, device, path)
+        logger.info("loaded Kokoro (%d voices, %d threads, %s path) on %s", len(voices),
+                    opts.intra_op_num_threads, chosen, device)
+        model = cls(session, vocab, voices, config, device)
+        model.path = chosen
+        return model
 
     def pack(self, voice: str) -> np.ndarray:
         """The ``(510, 256)`` style pack of a voice name or of a blend spec
@@ -211,17 +225,22 @@ class KokoroModel:
             logger.debug("dropped symbols outside Kokoro's vocabulary: %s", missing)
         return ids
 
-    def infer(self, phonemes: str, voice: str, speed: float = 1.0) -> np.ndarray:
-        """One phoneme string (≤ 510 symbols) → float32 audio ``(T,)`` at 24 kHz."""
-        return self.infer_pack(phonemes, self.pack(voice), speed)
+    def infer(self, phonemes: str, voice: str, speed: float = 1.0,
+              style_len: int | None = None) -> np.ndarray:
+        """One phoneme string (≤ 510 symbols) → float32 audio ``(T,)`` at 24 kHz.
+        ``style_len``: the phoneme count whose style row speaks it (default its own; a
+        piece of a longer string takes the whole string's, so its pieces keep one voice)."""
+        return self.infer_pack(phonemes, self.pack(voice), speed, style_len)
 
-    def infer_pack(self, phonemes: str, pack: np.ndarray, speed: float = 1.0) -> np.ndarray:
+    def infer_pack(self, phonemes: str, pack: np.ndarray, speed: float = 1.0,
+                   style_len: int | None = None) -> np.ndarray:
         """:meth:`infer` with a ``(510, 256)`` style pack given as data (a fitted voice's,
         or one a fit is trying)."""
         ids = self.ids(phonemes)[: self.config.style_rows]
         if not ids:
             return np.zeros(0, np.float32)
-        style = pack[len(ids) - 1][None, :]
+        row = min(style_len or len(ids), self.config.style_rows) - 1
+        style = pack[row][None, :]
         out = self._session.run(None, {
             "tokens": np.array([[0, *ids, 0]], dtype=np.int64),
             "style": np.ascontiguousarray(style, dtype=np.float32),
@@ -246,6 +265,56 @@ def split_phonemes(phonemes: str, limit: int) -> list[str]:
         else:
             cur = f"{cur} {word}" if cur else word
     return [p for p in [*pieces, cur] if p]
+
+
+def latency_pieces(phonemes: str, first: int = FIRST_PIECE, growth: float = PIECE_GROWTH,
+                   limit: int = 510) -> list[str]:
+    """Cut one sentence's phonemes for streaming. The first piece is sized for latency: its
+    first clause (up to the first clause punctuation) when that has at most ``first``
+    symbols, else as many words as fit in ``first``. Each later piece may be ``growth`` ×
+    the one before (and at most ``limit``; a quarter more rather than leave a scrap), cut
+    after the last clause punctuation that fits, else the last word; so at a real-time
+    factor under 1 / ``growth`` each piece is ready before the one before it has played,
+    and the later ones are as long as that allows, for quality. Every piece has at least
+    :data:`MIN_PIECE` symbols; a sentence that fits in ``first`` with no clause inside it
+    stays whole."""
+    clauses = [m.end() for m in CLAUSE_CUT.finditer(phonemes)]
+    words = [m.start() for m in re.finditer(" ", phonemes)]
+    end = len(phonemes) - MIN_PIECE  # no cut leaves less than a piece after it
+    pieces, start, size = [], 0, first
+    while True:
+        lo, hi = start + MIN_PIECE, min(start + size, end)
+        inside = [c for c in clauses if lo <= c <= end]
+        if pieces and len(phonemes) - start <= size + size // 4:
+            break
+        if not pieces and len(phonemes) <= size and not inside:
+            break
+        fit = [c for c in inside if c <= hi]
+        if fit:
+            cut = fit[0] if not pieces else fit[-1]
+        else:
+            cut = _word_cut(phonemes, [w for w in words if lo <= w <= hi], start, hi)
+            cut = cut if cut is not None else min(
+                (c for c in (*clauses, *words) if lo <= c <= end), default=None)
+        if cut is None:
+            break
+        pieces.append(phonemes[start:cut].strip())
+        start, size = cut, min(limit, int(growth * len(pieces[-1])))
+    rest = phonemes[start:].strip()
+    return [p for p in [*pieces, rest] if p]
+
+
+def _word_cut(phonemes: str, cuts: list[int], start: int, hi: int) -> int | None:
+    """The word boundary to cut a clause at: the last one before a function word (an
+    English phrase's start: article, preposition, conjunction) in the second half of the
+    reach, else the last one."""
+    for w in reversed(cuts):
+        if w - start < (hi - start) / 2:
+            break
+        word = phonemes[w + 1:].split(" ", 1)[0].translate(STRESS)
+        if word in PHRASE_STARTS:
+            return w
+    return cuts[-1] if cuts else None
 
 
 class KokoroSpeaker:
@@ -291,6 +360,21 @@ class KokoroSpeaker:
         wav = np.concatenate(pieces) if pieces else np.zeros(0, np.float32)
         return AcousticOutput(wav=np.clip(wav, -1.0, 1.0), sample_rate=self.sample_rate,
                               phonemes=list(phonemes))
+
+    def synthesize_pieces(self, text: str, speed: float = 1.0,
+                          readings: Mapping[str, Reading] | None = None
+                          ) -> Iterator[tuple[AcousticOutput, bool]]:
+        """:meth:`synthesize` in pieces as they are made, for streaming: ``(piece, last)``,
+        the sentence's phonemes cut by :func:`latency_pieces`, every piece spoken with the
+        whole sentence's style row (one voice across the cuts). A piece's ``phonemes`` end
+        in the clause's punctuation where it was cut after one."""
+        phonemes = self.phonemes_with(text, readings)
+        whole = len(self.model.ids(phonemes))
+        pieces = latency_pieces(phonemes, limit=self.model.config.style_rows)
+        for k, piece in enumerate(pieces):
+            wav = self.model.infer(piece, self.voice, speed, style_len=whole)
+            yield (AcousticOutput(wav=np.clip(wav, -1.0, 1.0), sample_rate=self.sample_rate,
+                                  phonemes=list(piece)), k == len(pieces) - 1)
 
 
 def reading_to_kokoro(reading: Reading, language: str) -> str:

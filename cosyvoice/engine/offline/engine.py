@@ -19,7 +19,7 @@ import numpy as np
 
 from cosyvoice.acoustic.base import to_audio
 from cosyvoice.audio.io import resample
-from cosyvoice.audio.join import join_runs
+from cosyvoice.audio.join import join_runs, trim_bounds
 from cosyvoice.engine.base import SPEED_RANGE, EngineChunk, EngineRequest
 from cosyvoice.engine.offline import (
     CAPABILITIES,
@@ -66,6 +66,12 @@ NO_SPACE_NOTE = ("Kokoro's voice space is not measured for the installed weights
                  "joe/baker voice moved by the adapter / 已安装权重的 Kokoro 音色空间尚未测量"
                  "（安装程序正在后台测量：logs/voice_space.log），"
                  "本次克隆使用 joe/baker 加音色适配")
+# Streaming a first sentence in pieces (OfflineEngine._render_pieces): the silence kept at
+# each side of a cut after a clause's punctuation (a comma's pause of ~0.1 s: Kokoro's own
+# at a comma measured 0.01–0.26 s) and at a cut between two words (no pause).
+CUT_EDGE_S = 0.05
+WORD_EDGE_S = 0.01
+CUT_MARKS = set(".!?;:,—…")
 SPACE_RECHECK_S = 30.0  # while no voice space matches, look for a newly measured one this often
 OLD_SAVED_NOTE = ("this voice was saved before cloning from Kokoro's voices; it is spoken by "
                   "joe/baker moved by the adapter (save it again from its prompt to use "
@@ -290,7 +296,8 @@ class OfflineEngine:
         English runs by the voice itself (as Kokoro's own pipeline reads English words in
         Mandarin), a Mandarin run of an English voice by a Mandarin Kokoro voice of the
         same gender (``KokoroModel.speaker``); no adapter, no HiFi-GAN, the 24 kHz audio
-        only resampled.
+        only resampled. Streamed, a Kokoro voice's first sentence comes in pieces
+        (:meth:`_render_pieces`).
         """
         sr_out = self.capabilities.sample_rate
         clone = plan.clone_blends
@@ -299,6 +306,9 @@ class OfflineEngine:
                  and req.voice in PRESET_VOICES and not kokoro else None)
         adapter = self._adapter() if clone is not None or not kokoro else None
         for i, sentence in enumerate(req.sentences):
+            if i == 0 and self._cuts(req, plan, sentence):
+                yield from self._render_pieces(sentence, plan, sr_out)
+                continue
             names = [KOKORO if kokoro else BACKENDS[r.lang] for r in sentence.runs]
             pieces, run_marks = [], []
             for run, name, emphasis in zip(sentence.runs, names, sentence.flags(), strict=True):
@@ -338,6 +348,37 @@ class OfflineEngine:
             marks = [(a + o / sr_out, b + o / sr_out, w)
                      for o, ms in zip(origins or [0], run_marks, strict=True) for a, b, w in ms]
             yield EngineChunk(i, wav, marks=marks)
+
+    @staticmethod
+    def _cuts(req: EngineRequest, plan: _Plan, sentence) -> bool:
+        """Whether a streamed request's first sentence is spoken in pieces as they are made
+        (a Kokoro preset voice, one language run, no instruction or emphasis: nothing
+        that works on the whole sentence's audio)."""
+        return (req.stream and plan.kokoro_voice is not None and plan.clone_blends is None
+                and plan.style is None and len(sentence.runs) == 1
+                and not any(sentence.flags()))
+
+    def _render_pieces(self, sentence, plan: _Plan, sr_out: int) -> Iterator[EngineChunk]:
+        """The first sentence in pieces (:meth:`KokoroSpeaker.synthesize_pieces`): a short
+        first one, so the stream starts early, and larger later ones; each yielded as soon
+        as it is made. Where two pieces meet, their silent edges are cut to
+        :data:`CUT_EDGE_S` (after a clause's punctuation) or :data:`WORD_EDGE_S` (inside
+        a clause), so the cut sounds like a comma's pause or none; the sentence's outer
+        edges are left to the joiner."""
+        run = sentence.runs[0]
+        speaker = self.manager.get(KOKORO).speaker(plan.kokoro_voice, run.lang)
+        parts = run_parts(run, self.capabilities.part_chars)
+        edge = 0.0  # the silence kept before this piece (0: the sentence's start)
+        for p, part in enumerate(parts):
+            for out, last in speaker.synthesize_pieces(part, plan.speed, run.readings):
+                final = last and p == len(parts) - 1
+                wav = resample(out.wav, out.sample_rate, sr_out)
+                clause = "".join(out.phonemes).rstrip()[-1:] in CUT_MARKS
+                keep_end = CUT_EDGE_S if clause else WORD_EDGE_S
+                lo, hi = trim_bounds(wav, sr_out, edge, keep_end_s=keep_end)
+                wav = wav[lo if edge else 0:len(wav) if final else hi]
+                edge = keep_end
+                yield EngineChunk(0, wav, final=final)
 
     def _speak(self, name: str, parts: list[str] | tuple[str, ...], speed: float,
                seed: int | None, style: Style | None,

@@ -103,7 +103,8 @@ def _kokoro_loader(settings: Settings):
     def load(device: str):
         from cosyvoice.acoustic.kokoro import KokoroModel
 
-        return KokoroModel.load(device=device, threads=settings.kokoro_threads)
+        return KokoroModel.load(device=device, threads=settings.kokoro_threads,
+                                path=settings.kokoro_path)
 
     return load
 
