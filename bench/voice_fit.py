@@ -193,7 +193,7 @@ ZH_SENTENCES = ("这家小店的面条非常好吃，每天中午都有很多人
 
 def cross_lingual(case, tools: FitTools, dvec, asr, objective: str, budget: float, out,
                   **overrides) -> None:
-    from bench.transcribe import cer
+    from bench.eval.metrics import cer
     from cosyvoice.audio.io import resample
 
     pack, prov, _ = cached_fit(case, tools, objective, budget, dvec=dvec, **overrides)

@@ -371,8 +371,9 @@ class KokoroSpeaker:
         phonemes = self.phonemes_with(text, readings)
         whole = len(self.model.ids(phonemes))
         pieces = latency_pieces(phonemes, limit=self.model.config.style_rows)
+        pack = self.pack if self.pack is not None else self.model.pack(self.voice)
         for k, piece in enumerate(pieces):
-            wav = self.model.infer(piece, self.voice, speed, style_len=whole)
+            wav = self.model.infer_pack(piece, pack, speed, style_len=whole)
             yield (AcousticOutput(wav=np.clip(wav, -1.0, 1.0), sample_rate=self.sample_rate,
                                   phonemes=list(piece)), k == len(pieces) - 1)
 

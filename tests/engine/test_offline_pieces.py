@@ -8,7 +8,7 @@ from itertools import pairwise
 import numpy as np
 import pytest
 
-from bench.zh_quality import longest_inner_silence
+from bench._metrics import longest_inner_silence
 from cosyvoice.acoustic.kokoro import FIRST_PIECE, MIN_PIECE, latency_pieces
 from tests.conftest import local_services, require_kokoro
 

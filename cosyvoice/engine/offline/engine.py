@@ -366,7 +366,9 @@ class OfflineEngine:
         a clause), so the cut sounds like a comma's pause or none; the sentence's outer
         edges are left to the joiner."""
         run = sentence.runs[0]
-        speaker = self.manager.get(KOKORO).speaker(plan.kokoro_voice, run.lang)
+        model = self.manager.get(KOKORO)
+        speaker = (model.pack_speaker(plan.kokoro_pack, run.lang, plan.kokoro_voice)
+                   if plan.kokoro_pack is not None else model.speaker(plan.kokoro_voice, run.lang))
         parts = run_parts(run, self.capabilities.part_chars)
         edge = 0.0  # the silence kept before this piece (0: the sentence's start)
         for p, part in enumerate(parts):
