@@ -319,7 +319,7 @@ def peak_rates() -> dict[str, float]:
     from torch import nn
 
     from cosyvoice.acoustic.kokoro_generator import Int8Conv8
-    from cosyvoice.vocoder.cpu_tiling import channels_last
+    from cosyvoice.kernels.tiling import channels_last
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -403,8 +403,8 @@ def convs_mode() -> None:
     from torch import nn
 
     from cosyvoice.acoustic.kokoro_generator import Int8Conv8
-    from cosyvoice.vocoder.cpu_direct import DirectConv
-    from cosyvoice.vocoder.cpu_tiling import channels_last, tile_sizes
+    from cosyvoice.kernels.direct import DirectConv
+    from cosyvoice.kernels.tiling import channels_last, tile_sizes
 
     torch.set_num_threads(1)
     c, k, t = 128, 11, 36721
@@ -493,7 +493,7 @@ def cpu_line() -> str:
     import onnxruntime
     import torch
 
-    from cosyvoice.vocoder.loader import cpu_flags
+    from cosyvoice.kernels.cpu import cpu_flags
 
     info = {}
     try:

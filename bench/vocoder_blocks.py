@@ -31,9 +31,9 @@ from bench._common import (  # noqa: E402
     package_file,  # noqa: E402
 )
 from bench.vocoder_parity import load_ours, speech_mel  # noqa: E402
+from cosyvoice.kernels.tiling import CL  # noqa: E402
 from cosyvoice.vocoder.cpu_generator import CpuGenerator, SpeedRule  # noqa: E402
 from cosyvoice.vocoder.cpu_spectral import SpectralConv  # noqa: E402
-from cosyvoice.vocoder.cpu_tiling import CL  # noqa: E402
 from cosyvoice.vocoder.hifigan import LRELU_SLOPE  # noqa: E402
 
 RULES = {

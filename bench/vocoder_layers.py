@@ -22,10 +22,10 @@ from torch import nn
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import machine, median  # noqa: E402
-from cosyvoice.vocoder.cpu_direct import DirectConv, fused_ops_available  # noqa: E402
+from cosyvoice.kernels.direct import DirectConv, fused_ops_available  # noqa: E402
+from cosyvoice.kernels.tiling import CL, tile_sizes  # noqa: E402
 from cosyvoice.vocoder.cpu_generator import SpeedRule  # noqa: E402
 from cosyvoice.vocoder.cpu_spectral import SpectralConv  # noqa: E402
-from cosyvoice.vocoder.cpu_tiling import CL, tile_sizes  # noqa: E402
 from cosyvoice.vocoder.hifigan import HifiGanConfig  # noqa: E402
 from cosyvoice.vocoder.loader import default_paths  # noqa: E402
 

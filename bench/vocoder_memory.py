@@ -8,7 +8,7 @@ this vocoder took ~3 MB and 2-30 ms, so a vocoder whose convs ran at the request
 length grew by ~170 MB per new length until the cache was full: 1063 → 4409 MB RSS over
 20 lengths (float32, 2026-12-04, Xeon Sapphire Rapids, commit db161b9). Since then every
 conv runs on tiles of two fixed lengths built at load (``tile_sizes`` in
-``cosyvoice/vocoder/cpu_tiling.py``).
+``cosyvoice/kernels/tiling.py``).
 
 Each precision runs in a fresh interpreter, loaded as the app loads it (warm-up
 included), one request longer than all the others first (200 + 23·n frames), then

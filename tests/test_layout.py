@@ -66,7 +66,7 @@ FLOORS: dict[str, int] = {
     "config": 0, "errors": 0, "files": 0, "bounded_json": 0,
     "state_files": 1, "runtime": 1,
     "settings": 2,
-    "assets": 3, "audio": 3, "subtitles": 3, "lifecycle": 3, "frontend": 3,
+    "assets": 3, "audio": 3, "kernels": 3, "subtitles": 3, "lifecycle": 3, "frontend": 3,
     "speaker": 4, "vocoder": 4,
     "voice": 5, "asr": 5,
     "acoustic": 6,

@@ -8,7 +8,7 @@
   (:class:`~cosyvoice.acoustic.kokoro_generator.KokoroGenerator`) with oneDNN int8 or
   float32 convs;
 * ``auto`` (default): ``int8`` where the CPU has int8 dot products (AVX-512 VNNI,
-  AVX-VNNI, AMX: the vocoder's rule, :func:`~cosyvoice.vocoder.loader.resolve_precision`),
+  AVX-VNNI, AMX: the vocoder's rule, :func:`~cosyvoice.kernels.cpu.has_int8_dot`),
   else ``onnx``: without them oneDNN's int8 convs were slower than its float32 ones for the
   vocoder, and the float32 generator was not faster than the int8 graph here (Zen 4,
   ``bench/kokoro_speed.py``); not measured on an AVX2-only CPU.
@@ -30,7 +30,7 @@ PATHS = ("auto", "int8", "fp32", "onnx")
 
 def resolve_path(path: str, device: str = "cpu", cpuinfo: str | None = None) -> str:
     """``auto`` → ``int8`` on a CPU with int8 dot products, else ``onnx``; CUDA → ``onnx``."""
-    from cosyvoice.vocoder.loader import resolve_precision
+    from cosyvoice.kernels.cpu import has_int8_dot
 
     if path not in PATHS:
         raise ValueError(f"unknown Kokoro path {path!r}; use {', '.join(PATHS)}")
@@ -38,7 +38,7 @@ def resolve_path(path: str, device: str = "cpu", cpuinfo: str | None = None) -> 
         return "onnx"
     if path != "auto":
         return path
-    return "int8" if resolve_precision("auto", cpuinfo) == "int8" else "onnx"
+    return "int8" if has_int8_dot(cpuinfo) else "onnx"
 
 
 class SplitKokoro:

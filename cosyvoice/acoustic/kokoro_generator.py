@@ -2,7 +2,7 @@
 
 The shipped graph spends ~86 % of its CPU time in the generator's 8 AdaIN resblocks, and
 onnxruntime runs their ConvInteger at ~110 GOP/s on one Zen 4 core (im2col and a u8 × u8
-GEMM, no VNNI) against ~320 for oneDNN's int8 conv (:class:`~cosyvoice.vocoder.cpu_int8.
+GEMM, no VNNI) against ~320 for oneDNN's int8 conv (:class:`~cosyvoice.kernels.int8.
 Int8Conv`) on the same conv (128 ch, k11, 37k frames; ``bench/kokoro_speed.py --convs``).
 So the generator runs here, between the graph's front and back
 (:mod:`cosyvoice.acoustic.kokoro_graph`), on the vocoder's tiled convs:
@@ -32,9 +32,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from cosyvoice.acoustic.kokoro_graph import GENERATOR, KokoroGraph
-from cosyvoice.vocoder.cpu_direct import DirectConv, UpConv, fused_ops_available
-from cosyvoice.vocoder.cpu_int8 import Int8Conv, int8_ops_available
-from cosyvoice.vocoder.cpu_tiling import CL, channels_last, tile_sizes, time_major
+from cosyvoice.kernels.cpu import has_int8_dot
+from cosyvoice.kernels.direct import DirectConv, UpConv, fused_ops_available
+from cosyvoice.kernels.int8 import Int8Conv, int8_ops_available
+from cosyvoice.kernels.tiling import CL, channels_last, tile_sizes, time_major
 
 logger = logging.getLogger(__name__)
 
@@ -207,9 +208,7 @@ class KokoroGenerator:
 
 def _int8_dot() -> bool:
     """Whether the CPU has int8 dot products that accumulate in int32 (VNNI, AMX)."""
-    from cosyvoice.vocoder.loader import INT8_DOT_FLAGS, cpu_flags
-
-    return bool(cpu_flags() & set(INT8_DOT_FLAGS))
+    return has_int8_dot()
 
 
 def _cl(x: torch.Tensor) -> torch.Tensor:

@@ -6,7 +6,7 @@
 * **Polyphase dilated convs** (off by default, see :class:`SpeedRule`). A conv with
   dilation ``d`` over ``T`` samples equals an undilated ``(k, 1)`` conv2d over the
   ``(T/d, d)`` view of the same memory (:class:`DirectConv`).
-* **Fixed-shape tiles** (:mod:`cosyvoice.vocoder.cpu_tiling`), the transposed convs too
+* **Fixed-shape tiles** (:mod:`cosyvoice.kernels.tiling`), the transposed convs too
   (:class:`UpConv`), and resblock pairs fused tile by tile (:func:`fused_pair_`).
 """
 
@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from cosyvoice.vocoder.cpu_tiling import (
+from cosyvoice.kernels.tiling import (
     CL,
     Tiled,
     add_tiles_,
@@ -28,7 +28,6 @@ from cosyvoice.vocoder.cpu_tiling import (
     time_major,
     write_tiles_,
 )
-from cosyvoice.vocoder.hifigan import LRELU_SLOPE
 
 
 def fused_ops_available() -> bool:
@@ -228,22 +227,24 @@ class UpConv:
         return channels_last(flat[self.pad:self.pad + n])
 
 
-def fused_pair_(c1: DirectConv, c2: DirectConv, acc: torch.Tensor) -> torch.Tensor:
-    """``acc += c2(lrelu(c1(lrelu(acc))))`` tile by tile: for each of ``c2``'s tiles,
-    ``c1`` computes just the outputs that tile reads (``c2.span - 1`` more than it
-    writes) and ``c2`` adds its conv of them into ``acc`` while they are in cache. The
-    middle activation never goes to memory whole: on 2 cores that pass of ~14 MB per
-    pair cost more than the few recomputed edge outputs. Outputs of ``c1`` outside the
-    signal are zeroed, as ``c2``'s own zero padding would have them. Returns ``acc``."""
+def fused_pair_(c1: DirectConv, c2: DirectConv, acc: torch.Tensor,
+                slope: float) -> torch.Tensor:
+    """``acc += c2(lrelu(c1(lrelu(acc))))`` (leaky ReLUs of ``slope``) tile by tile: for
+    each of ``c2``'s tiles, ``c1`` computes just the outputs that tile reads
+    (``c2.span - 1`` more than it writes) and ``c2`` adds its conv of them into ``acc``
+    while they are in cache. The middle activation never goes to memory whole: on 2 cores
+    that pass of ~14 MB per pair cost more than the few recomputed edge outputs. Outputs of
+    ``c1`` outside the signal are zeroed, as ``c2``'s own zero padding would have them.
+    Returns ``acc``."""
     t = acc.shape[-1]
     halo = c2.span - 1
     # Row r of buf feeds c1's output at position r - c2.left.
     buf = padded_input(acc, c1.left + c2.left, c2.covered(t) + halo + c1.span - 1,
-                       LRELU_SLOPE)
+                       slope)
 
     def add(start: int, length: int, dest: torch.Tensor) -> None:
         mid = time_major(c1._conv(channels_last(
-            buf[start:start + length + halo + c1.span - 1]), LRELU_SLOPE))
+            buf[start:start + length + halo + c1.span - 1]), slope))
         if start < c2.left:  # rows before the signal's start
             mid[: c2.left - start].zero_()
         end = t + c2.left - start  # first row past the signal's end

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from cosyvoice.vocoder.cpu_tiling import (
+from cosyvoice.kernels.tiling import (
     CL,
     Tiled,
     add_tiles_,

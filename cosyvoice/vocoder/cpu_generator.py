@@ -5,16 +5,16 @@ On CPU the reference generator's convolutions already run near the cores' FMA pe
 doing less work per output sample. :class:`CpuGenerator` runs the generator's forward
 on convs of three designs, one module each, picked per layer by :class:`SpeedRule`:
 
-* :mod:`cosyvoice.vocoder.cpu_direct`: oneDNN convs on channels-last activations
+* :mod:`cosyvoice.kernels.direct`: oneDNN convs on channels-last activations
   (``(B, C, 1, T)``, memory order ``(B, T, C)``, never reordered per call) with fused
   epilogues (``conv → leaky_relu``, ``acc += conv(x)`` in place), optionally polyphase
   for dilated convs; the transposed convs as direct convs too (:class:`UpConv`).
 * :mod:`cosyvoice.vocoder.cpu_spectral`: overlap-save convs with the DFT as GEMMs,
   for long kernels on many channels (:class:`SpectralConv`).
-* :mod:`cosyvoice.vocoder.cpu_int8`: int8 convs, opt-in per upsampling stage
+* :mod:`cosyvoice.kernels.int8`: int8 convs, opt-in per upsampling stage
   (``int8_stages``; :class:`Int8Conv`). Not exact: see its docstring.
 
-Every oneDNN conv runs in fixed-shape tiles (:mod:`cosyvoice.vocoder.cpu_tiling`), all
+Every oneDNN conv runs in fixed-shape tiles (:mod:`cosyvoice.kernels.tiling`), all
 built at load (:meth:`CpuGenerator.warm_up`), so a new request length builds no kernel
 and costs no memory.
 
@@ -32,10 +32,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from cosyvoice.vocoder.cpu_direct import DirectConv, UpConv, fused_ops_available, fused_pair_
-from cosyvoice.vocoder.cpu_int8 import Int8Conv, int8_ops_available
+from cosyvoice.kernels.direct import DirectConv, UpConv, fused_ops_available, fused_pair_
+from cosyvoice.kernels.int8 import Int8Conv, int8_ops_available
+from cosyvoice.kernels.tiling import CL, tile_sizes
 from cosyvoice.vocoder.cpu_spectral import SpectralConv
-from cosyvoice.vocoder.cpu_tiling import CL, tile_sizes
 from cosyvoice.vocoder.hifigan import LRELU_SLOPE, POST_LRELU_SLOPE, Generator
 
 logger = logging.getLogger(__name__)
@@ -198,7 +198,7 @@ class CpuGenerator:
                 acc.add_(c1(acc, LRELU_SLOPE))
             elif (isinstance(c1, DirectConv) and isinstance(c2, DirectConv) and c1.chains
                   and c2.chains and acc.is_contiguous(memory_format=CL)):
-                fused_pair_(c1, c2, acc)
+                fused_pair_(c1, c2, acc, LRELU_SLOPE)
             elif _writes_into(c1, c2, acc):
                 self._chain(c1, c2, acc)
             else:

@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from cosyvoice.vocoder.cpu_tiling import channels_last, padded_input, time_major
+from cosyvoice.kernels.tiling import channels_last, padded_input, time_major
 
 
 def _block_size(span: int) -> int:

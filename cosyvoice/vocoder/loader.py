@@ -16,6 +16,7 @@ import torch
 from cosyvoice.assets import package_dir
 from cosyvoice.audio.mel import MelConfig
 from cosyvoice.errors import ModelError
+from cosyvoice.kernels.cpu import has_int8_dot
 from cosyvoice.vocoder.hifigan import Generator, HifiGanConfig, fold_weight_norm
 
 logger = logging.getLogger(__name__)
@@ -30,34 +31,13 @@ logger = logging.getLogger(__name__)
 PRECISIONS: dict[str, tuple[int, ...]] = {"int8": (1, 2), "fp32": ()}
 
 
-# CPU flags of int8 dot-product instructions. Without them (AVX2 only) oneDNN's int8 convs
-# were slower than its fp32 ones: the fast path with stages 1-2 in int8 took 1.21 x the
-# fp32 time on 2 Zen 2 cores (1.60 vs 1.33 s for 5 s of speech, 2026-12-05), against
-# 0.63 x on 2 Sapphire Rapids cores (bench/vocoder_int8.py).
-INT8_DOT_FLAGS = ("avx512_vnni", "avx_vnni", "amx_int8")
-
-
-def cpu_flags(cpuinfo: str | None = None) -> set[str]:
-    """The CPU's feature flags from ``/proc/cpuinfo`` (or the text given); empty if
-    unreadable (not Linux)."""
-    if cpuinfo is None:
-        try:
-            cpuinfo = Path("/proc/cpuinfo").read_text()
-        except OSError:
-            return set()
-    for line in cpuinfo.splitlines():
-        if line.startswith("flags"):
-            return set(line.partition(":")[2].split())
-    return set()
-
-
 def resolve_precision(precision: str, cpuinfo: str | None = None) -> str:
     """``auto`` → ``int8`` where the CPU has int8 dot-product instructions (VNNI, AMX),
     else ``fp32``; ``int8`` and ``fp32`` as given."""
     check_precision(precision)
     if precision != "auto":
         return precision
-    return "int8" if cpu_flags(cpuinfo) & set(INT8_DOT_FLAGS) else "fp32"
+    return "int8" if has_int8_dot(cpuinfo) else "fp32"
 
 
 def check_precision(precision: str) -> None:

@@ -8,9 +8,9 @@ import torch.nn.functional as F
 
 from cosyvoice.audio.io import read_audio, resample, to_mono
 from cosyvoice.audio.mel import MelAnalyzer
+from cosyvoice.kernels.int8 import Int8Conv, int8_ops_available
+from cosyvoice.kernels.tiling import CL
 from cosyvoice.vocoder.cpu_generator import CpuGenerator
-from cosyvoice.vocoder.cpu_int8 import Int8Conv, int8_ops_available
-from cosyvoice.vocoder.cpu_tiling import CL
 from cosyvoice.vocoder.loader import PRECISIONS, HifiGanVocoder, resolve_precision
 
 pytestmark = pytest.mark.skipif(not int8_ops_available(),

@@ -11,11 +11,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from cosyvoice.vocoder.cpu_direct import DirectConv, UpConv, _mkldnn_bytes, fused_ops_available
+from cosyvoice.kernels.direct import DirectConv, UpConv, _mkldnn_bytes, fused_ops_available
+from cosyvoice.kernels.int8 import int8_ops_available
+from cosyvoice.kernels.tiling import CL, tile_plan, tile_sizes
 from cosyvoice.vocoder.cpu_generator import CpuGenerator
-from cosyvoice.vocoder.cpu_int8 import int8_ops_available
 from cosyvoice.vocoder.cpu_spectral import SpectralConv
-from cosyvoice.vocoder.cpu_tiling import CL, tile_plan, tile_sizes
 from cosyvoice.vocoder.loader import PRECISIONS, HifiGanVocoder
 
 pytestmark = pytest.mark.skipif(not fused_ops_available(),
@@ -166,7 +166,7 @@ def test_fused_pair_equals_two_convs(length, dilation):
     """The resblock pair computed tile by tile, middle activation kept per tile (with
     its halo recomputed and the rows outside the signal zeroed), gives
     ``acc + c2(lrelu(c1(lrelu(acc))))`` at every length, the edges included."""
-    from cosyvoice.vocoder.cpu_direct import fused_pair_
+    from cosyvoice.kernels.direct import fused_pair_
 
     torch.manual_seed(length * 7 + dilation)
     c1 = torch.nn.Conv1d(32, 32, 3, dilation=dilation, padding=dilation)
@@ -175,7 +175,7 @@ def test_fused_pair_equals_two_convs(length, dilation):
     x = torch.randn(1, 32, length)
     with torch.inference_mode():
         ref = x + c2(F.leaky_relu(c1(F.leaky_relu(x, 0.1)), 0.1))
-        got = fused_pair_(d1, d2, _cl(x.clone())).squeeze(2)
+        got = fused_pair_(d1, d2, _cl(x.clone()), 0.1).squeeze(2)
     torch.testing.assert_close(got, ref, atol=3e-5, rtol=1e-5)
 
 
