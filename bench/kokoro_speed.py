@@ -19,7 +19,7 @@ after. One table:
 - **peak RSS** of a fresh process that loads Kokoro on each path and speaks the texts;
 - **max |diff|** and SNR of the audio against the reference for the same phonemes;
 - **quality**: DNSMOS P.835 OVRL and WER (English, Whisper base through the app's
-  recognizer) / CER (Mandarin) on unseen sentences (bench/kokoro.py's), reference vs ours,
+  recognizer) / CER (Mandarin) on the evaluation test set's sentences, reference vs ours,
   and ours streamed (pieces) vs whole;
 - **the physical limit**: Kokoro's FLOPs per audio second counted from the graph (the
   shapes onnxruntime's profiler records × the weights' dimensions) over the peak this CPU
@@ -36,7 +36,6 @@ import argparse
 import json
 import logging
 import os
-import re
 import resource
 import statistics
 import subprocess
@@ -183,27 +182,25 @@ def diff_rows(synths: dict) -> list[tuple[str, dict]]:
 # ---- quality ----------------------------------------------------------------------------
 def quality_rows(synths: dict, n: int) -> list[tuple[str, dict]]:
     """DNSMOS OVRL and WER/CER: each path's whole requests, and ours streamed in pieces."""
-    from bench._metrics import dnsmos, edit_distance, normalize_text, to_16k
-    from bench.kokoro import EN, ZH
+    from bench._metrics import dnsmos, to_16k
+    from bench.eval import testset
+    from bench.eval.metrics import error_rate
     from cosyvoice.asr.transcriber import Transcriber
     from cosyvoice.pipeline import SynthesisRequest
 
     asr = Transcriber.load(ROOT / "models", "auto", threads=1)
-
-    def tokens(text: str, lang: str) -> list[str]:
-        return (normalize_text(text).split() if lang == "en"
-                else list(re.sub(r"[\W_]+", "", text)))
+    unseen = testset.load()
 
     def score(wavs: list[np.ndarray], sr: int, texts: list[str], lang: str):
         errs = total = 0
         for wav, text in zip(wavs, texts, strict=True):
-            hyp = asr.transcribe(to_16k(wav, sr), language=lang).text
-            ref = tokens(text, lang)
-            errs, total = errs + edit_distance(ref, tokens(hyp, lang)), total + len(ref)
+            e, t = error_rate(text, asr.transcribe(to_16k(wav, sr), language=lang).text)
+            errs, total = errs + e, total + t
         return float(np.mean([dnsmos(w, sr)["ovrl"] for w in wavs])), 100.0 * errs / total
 
     rows = []
-    for lang, texts in (("en", EN[:n]), ("zh", ZH[:n])):
+    for lang in ("en", "zh"):
+        texts = [item.text for item in unseen.items(lang, n)]
         got: dict[str, tuple[float, float]] = {}
         for name, synth in synths.items():
             reqs = [SynthesisRequest(text=t, voice=VOICES[lang], seed=1) for t in texts]
@@ -462,16 +459,18 @@ def convs_mode() -> None:
 def closeness_mode() -> None:
     """SNR and log-mel L1 to the reference graph on 6 sentences per default voice: the int8
     path and the float weights (the shipped graph's own quantisation noise)."""
-    from bench.kokoro import EN, ZH
+    from bench.eval import testset
     from cosyvoice.acoustic.kokoro import KokoroModel
     from cosyvoice.audio.io import resample
     from cosyvoice.audio.mel import MelAnalyzer
     from tests.acoustic.test_kokoro_fast import EN as TEST_EN
     from tests.acoustic.test_kokoro_fast import ZH as TEST_ZH
 
+    unseen = testset.load()
+    en, zh = ([item.text for item in unseen.items(lang, 5)] for lang in ("en", "zh"))
     mel = MelAnalyzer()
     models = {p: KokoroModel.load(path=p) for p in ("onnx", "int8", "fp32")}
-    for voice, texts in (("af_heart", [TEST_EN, *EN[:5]]), ("zm_yunxi", [TEST_ZH, *ZH[:5]])):
+    for voice, texts in (("af_heart", [TEST_EN, *en]), ("zm_yunxi", [TEST_ZH, *zh])):
         for text in texts:
             ref = models["onnx"].speaker(voice).synthesize(text).wav
             line = f"{voice} {text[:24]:<26}"

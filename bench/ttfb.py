@@ -1,6 +1,7 @@
 """Time to first audio byte of a streamed ``POST /api/v1/tts`` vs. the full response time.
 
     nice -n 5 .venv/bin/python bench/ttfb.py [--runs 5]
+    nice -n 5 .venv/bin/python bench/ttfb.py --defaults [--runs 5] [--paths onnx,auto]
 
 Starts app.py on a free port (temporary dirs), waits for it to be ready, warms each voice
 with one request, then for a ~200-character English text (voice joe) and a ~200-character
@@ -11,6 +12,12 @@ Chinese text (voice baker) times, ``--runs`` times each and alternating:
 - not streamed (WAV): from sending the request to the last byte of the body (``full``).
 
 Prints the medians and ``RESULT ttfb_en_s=… full_en_s=… ttfb_zh_s=… full_zh_s=…``.
+
+``--defaults`` (issue #38): the default voices (``af_heart``, ``zm_yunxi``) through the real
+app, whose startup loads every required model, for bench/kokoro_speed.py's short,
+130- and 300-character texts, one app per ``--kokoro-path`` in ``--paths`` (started one
+after the other): the streamed request's first audio byte (median of ``--runs``, after
+one warm-up request per text), alone and for 4 requests sent at once (median over the 4).
 """
 
 from __future__ import annotations
@@ -77,10 +84,55 @@ def measure(url: str, body: dict, runs: int) -> dict[str, list[float]]:
     return out
 
 
+def first_bytes(url: str, body: dict, n: int) -> float:
+    """Median seconds to the first audio byte of ``n`` streamed requests sent at once."""
+    import threading
+
+    times: list[float] = []
+    threads = [threading.Thread(target=lambda: times.append(post(url, body, True)[0]))
+               for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return median(times)
+
+
+def defaults(runs: int, paths: list[str]) -> None:
+    import os
+
+    from bench.kokoro_speed import TEXTS, VOICES
+
+    print(f"# first audio byte of the default voices through the app (REST, stream, WAV), "
+          f"on {machine()}; load average {os.getloadavg()[0]:.2f} at the start; medians of "
+          f"{runs}")
+    for path in paths:
+        app = start_app(Path(tempfile.mkdtemp(prefix="bench-ttfb-")), "--kokoro-path", path)
+        try:
+            for (lang, size), text in TEXTS.items():
+                body = {"text": text, "voice": VOICES[lang]}
+                post(app.url, body, stream=True)  # warm-up
+                alone = [post(app.url, body, stream=True)[0] for _ in range(runs)]
+                four = first_bytes(app.url, body, 4)
+                print(f"{path:>5} {lang} {size:>5}: first audio {median(alone):.3f} s "
+                      f"(runs {', '.join(f'{x:.3f}' for x in alone)}); 4 at once "
+                      f"{four:.3f} s; load {os.getloadavg()[0]:.2f}")
+                print(f"RESULT first_audio_{path}_{lang}_{size}_s={median(alone):.3f} "
+                      f"first_audio_4_{path}_{lang}_{size}_s={four:.3f}")
+        finally:
+            stop_app(app)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=5, help="timed requests per kind (median)")
+    ap.add_argument("--defaults", action="store_true",
+                    help="the default Kokoro voices per --kokoro-path (issue #38)")
+    ap.add_argument("--paths", default="onnx,auto", help="--kokoro-path values (--defaults)")
     args = ap.parse_args()
+    if args.defaults:
+        defaults(args.runs, args.paths.split(","))
+        return 0
     app = start_app(Path(tempfile.mkdtemp(prefix="bench-ttfb-")))
     try:
         en = measure(app.url, {"text": TEXT_EN, "voice": "joe"}, args.runs)

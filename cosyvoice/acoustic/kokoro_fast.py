@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from cosyvoice.errors import ModelError
+from cosyvoice.kernels.thread import on_kernel_thread
 
 logger = logging.getLogger(__name__)
 
@@ -59,17 +60,22 @@ class SplitKokoro:
 
         graph = KokoroGraph.load(path)
         front_bytes, back_bytes = graph.split()
-        generator = KokoroGenerator(graph, precision)
+
+        def build(graph: KokoroGraph) -> KokoroGenerator:  # torch's work: the kernel thread
+            generator = KokoroGenerator(graph, precision)
+            generator.warm_up()
+            return generator
+
+        generator = on_kernel_thread(build, graph)
         del graph
         providers = ["CPUExecutionProvider"]
         front = ort.InferenceSession(front_bytes, options, providers=providers)
         back = ort.InferenceSession(back_bytes, options, providers=providers)
-        generator.warm_up()
         return cls(front, generator, back)
 
     def run(self, _outputs, feed: dict) -> list[np.ndarray]:
         features, harmonics, style = self.front.run(None, feed)
-        post = self.generator(features, harmonics, style)
+        post = on_kernel_thread(self.generator, features, harmonics, style)
         return self.back.run(None, {self._back_input: post})
 
 

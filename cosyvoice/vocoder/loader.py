@@ -17,6 +17,7 @@ from cosyvoice.assets import package_dir
 from cosyvoice.audio.mel import MelConfig
 from cosyvoice.errors import ModelError
 from cosyvoice.kernels.cpu import has_int8_dot
+from cosyvoice.kernels.thread import on_kernel_thread
 from cosyvoice.vocoder.hifigan import Generator, HifiGanConfig, fold_weight_norm
 
 logger = logging.getLogger(__name__)
@@ -72,11 +73,18 @@ class HifiGanVocoder:
 
             self._fast = CpuGenerator(generator, int8_stages=PRECISIONS[precision])
             self.precision = "int8" if self._fast.int8_stages else "fp32"
-            self._fast.warm_up(self.mel_config.n_mels)
+            on_kernel_thread(self._fast.warm_up, self.mel_config.n_mels)  # (re-entrant)
 
     @classmethod
     def load(cls, checkpoint: str | Path | None = None, config: str | Path | None = None,
              device: str = "cpu", precision: str = "auto") -> HifiGanVocoder:
+        """Load on the CPU kernels' one thread (:mod:`cosyvoice.kernels.thread`): building
+        the fast path runs torch ops, which would start a second OpenMP team here."""
+        return on_kernel_thread(cls._load, checkpoint, config, device, precision)
+
+    @classmethod
+    def _load(cls, checkpoint: str | Path | None, config: str | Path | None,
+              device: str, precision: str) -> HifiGanVocoder:
         check_precision(precision)
         d_ckpt, d_cfg = default_paths() if checkpoint is None or config is None else (None, None)
         checkpoint = Path(checkpoint or d_ckpt)
@@ -107,7 +115,9 @@ class HifiGanVocoder:
         if x.shape[1] != self.mel_config.n_mels:
             raise ValueError(f"mel has {x.shape[1]} channels; vocoder expects "
                              f"{self.mel_config.n_mels}")
-        with torch.inference_mode():
-            run = self._fast or self.generator
-            wav = run(x.to(self.device))[:, 0].cpu().numpy()
+        if self._fast is not None:  # the CPU kernels' one thread (cosyvoice.kernels.thread)
+            wav = on_kernel_thread(self._fast, x)[:, 0].numpy()
+        else:
+            with torch.inference_mode():
+                wav = self.generator(x.to(self.device))[:, 0].cpu().numpy()
         return wav[0] if single else wav
