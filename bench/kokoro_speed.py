@@ -36,7 +36,6 @@ import argparse
 import json
 import logging
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -231,7 +230,9 @@ def rss_child(path: str) -> None:
     for (lang, _), text in TEXTS.items():
         sp = model.speaker(VOICES[lang])
         sp.synthesize(text[:200])  # one frontend sentence or two; the engine's part size
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    # VmHWM, this image's own peak: ru_maxrss would carry the forking parent's over exec
+    status = Path("/proc/self/status").read_text()
+    peak = int(next(x for x in status.splitlines() if x.startswith("VmHWM")).split()[1]) * 1024
     print(json.dumps({"path": model.path, "loaded": loaded, "peak": peak}))
 
 
