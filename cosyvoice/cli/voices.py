@@ -169,6 +169,8 @@ def cmd_voices_fit(ns: argparse.Namespace) -> int:
               file=sys.stderr)
         run_fit_job(store, job["id"], synth, lambda: False, report=_show_progress)
         final = store.summary(job["id"])
+        if final["state"] == "done":
+            _show_progress(final)  # the bar's last state: 100 %, done
         if ns.samples is not None and final["state"] == "done":
             ns.samples.mkdir(parents=True, exist_ok=True)
             for name in (BEFORE, AFTER):

@@ -99,7 +99,9 @@ def test_the_default_voices_stay_close_to_the_reference(models, voice, text):
 @pytest.mark.slow
 def test_a_new_length_builds_no_conv_kernel(models):
     """Every oneDNN conv runs on fixed-shape tiles built at load: requests of new lengths
-    leave the process's memory where it was (each new shape would cost ~3 MB per conv)."""
+    leave the process's memory where it was (a new shape would cost ~3 MB per conv, over
+    100 MB per new length; the bound leaves room for the allocator in a shared worker, where
+    CI saw +46 MB with a 40 MB bound)."""
     import psutil
 
     sp = models["int8"].speaker("af_heart")
@@ -111,4 +113,4 @@ def test_a_new_length_builds_no_conv_kernel(models):
     for text in ("A short one.", "A sentence of another length, spoken once.",
                  "And a third sentence, longer than both of the others before it."):
         sp.synthesize(text)
-    assert psutil.Process().memory_info().rss - before < 40 * 2**20
+    assert psutil.Process().memory_info().rss - before < 80 * 2**20

@@ -59,4 +59,5 @@ def test_fit_a_voice_from_the_synthesis_tab(browser, fit_e2e_app, request,
         page.locator("#text textarea").fill("Spoken by the voice fitted in this browser.")
         page.locator("#generate").click()
         expect(page.locator("#status")).to_contain_text("Done", timeout=180_000)
-        assert page.locator("#output audio[src]").count() >= 1
+        # the player gets its file just after the status line says Done
+        expect(page.locator("#output audio[src]").first).to_be_attached(timeout=30_000)

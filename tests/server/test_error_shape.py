@@ -105,8 +105,9 @@ def _media(ctype: str) -> str:
 
 def test_the_walk_covers_every_body_route(guarded_app):
     ops = _operations(guarded_app)
-    assert len(ops) == 16, ops
+    assert len(ops) == 18, ops
     assert {("POST", "/api/v1/tts"), ("POST", "/v1/audio/speech"), ("POST", "/admin/restart"),
+            ("POST", "/api/v1/voices/fit"), ("POST", "/api/v1/voices/import"),
             ("POST", "/api/v1/restart"), ("PATCH", "/api/v1/voices/vocoder"),
             ("POST", "/api/v1/dialogue"), ("POST", "/api/v1/jobs"), ("PUT", "/api/v1/lexicon"),
             ("POST", "/api/v1/lexicon"), ("POST", "/api/v1/transcribe")} <= set(ops)

@@ -5,11 +5,19 @@ app's events are tried in test_bad_gradio_files.py."""
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 import gradio as gr
 import pytest
 
 from cosyvoice.server.ui_files import GuardedBlocks, file_paths, lies_in
+
+
+def run(coro):
+    """``asyncio.run(coro)`` on a thread of its own: a browser test earlier in this worker
+    may have left an event loop running on the main thread."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
 
 
 @pytest.fixture
@@ -61,10 +69,10 @@ def test_an_input_outside_the_upload_folder_is_refused_before_preprocessing(fold
     take = fns[1]
     before = set(upload.rglob("*"))
     with pytest.raises(gr.Error, match="was not uploaded to this app"):
-        asyncio.run(demo.preprocess_data(take, [{"path": str(outside / "secret.txt"),
+        run(demo.preprocess_data(take, [{"path": str(outside / "secret.txt"),
                                                  "meta": {"_type": "gradio.FileData"}}], None))
     assert set(upload.rglob("*")) == before  # nothing copied into the cache
-    got = asyncio.run(demo.preprocess_data(take, [{"path": str(upload / "mine.txt"),
+    got = run(demo.preprocess_data(take, [{"path": str(upload / "mine.txt"),
                                                    "meta": {"_type": "gradio.FileData"}}], None))
     assert got[0].endswith("mine.txt")
 
@@ -77,13 +85,13 @@ def test_a_result_outside_the_app_folders_is_not_sent(folders):
                  {"__type__": "update", "value": str(outside / "secret.txt")},
                  [str(out / "result.wav"), str(outside / "secret.txt")]):
         with pytest.raises(gr.Error, match="outside the app's folders"):
-            asyncio.run(demo.postprocess_data(echo, path, None))
-    sent = asyncio.run(demo.postprocess_data(echo, str(out / "result.wav"), None))
+            run(demo.postprocess_data(echo, path, None))
+    sent = run(demo.postprocess_data(echo, str(out / "result.wav"), None))
     assert sent[0]["path"].startswith(str(upload))  # a copy in the cache, as usual
 
 
 def test_outputs_that_are_not_files_pass(folders):
     """A Button (no API schema) or a Textbox given any text is not a file output."""
     demo, fns = _echo_app(folders[1])
-    sent = asyncio.run(demo.postprocess_data(fns[2], ("/etc/passwd", "/etc/passwd"), None))
+    sent = run(demo.postprocess_data(fns[2], ("/etc/passwd", "/etc/passwd"), None))
     assert "/etc/passwd" in str(sent[0])
