@@ -25,4 +25,4 @@ PY="$HERE/.venv/bin/python"
 # worker): much of the suite waits on app starts, subprocesses and the browser, so one
 # process leaves a core idle (timings in the README's "Tests" section). TEST_WORKERS=0 runs
 # everything in this process; pytest arguments given to test.sh come last and win.
-"$PY" -m pytest -n "${TEST_WORKERS:-2}" --dist loadfile "$@"
+"$PY" -m pytest -n "${TEST_WORKERS:-2}" --dist loadfile --durations=30 "$@"
