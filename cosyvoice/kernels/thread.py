@@ -13,6 +13,7 @@ vocoder's fast path) run every call, their warm-up included, on this one thread.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -39,6 +40,15 @@ def _start() -> ThreadPoolExecutor:
 def _remember() -> None:
     global _thread_ident
     _thread_ident = threading.get_ident()
+
+
+def _forget() -> None:
+    """In a forked child: the parent's kernel thread does not exist here; start anew."""
+    global _executor, _thread_ident, _lock
+    _executor, _thread_ident, _lock = None, None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget)
 
 
 def on_kernel_thread(fn: Callable[..., T], *args, **kwargs) -> T:
