@@ -196,12 +196,16 @@ class KokoroModel:
         except TextError:
             raise ModelError(f"Kokoro voice {voice!r} is not installed") from None
 
-    def speaker(self, voice: str, language: str | None = None) -> KokoroSpeaker:
+    def speaker(self, voice: str, language: str | None = None,
+                pack: np.ndarray | None = None) -> KokoroSpeaker:
         """The backend for ``voice`` (a name or a blend spec) speaking runs of ``language``
         (``en``, ``zh`` or the voice's own; default: the voice's own — a blend's is its
         heaviest voice's). English runs take the voice's accent (American for a Mandarin
         voice); a Mandarin run of a voice of another language goes to
-        :data:`MANDARIN_STAND_IN`."""
+        :data:`MANDARIN_STAND_IN`. With ``pack`` (a fitted voice's style pack, ``voice``
+        its name): :meth:`pack_speaker`, which speaks every language with that pack."""
+        if pack is not None:
+            return self.pack_speaker(pack, language or "en", voice)
         lead = voice if voice in self.voices else self._blend(voice).lead  # checks it
         own = voice_language(lead) or "en-us"
         if language is None or own.startswith(language):
@@ -332,6 +336,11 @@ class KokoroSpeaker:
     def phonemize(self, text: str) -> list[list[str]]:
         return [list(self.model.g2p(text, self.language))]
 
+    def style_pack(self) -> np.ndarray:
+        """The ``(510, 256)`` style pack this speaker speaks with: the one given as data,
+        else its voice's (a blend's is computed once and kept by the model)."""
+        return self.pack if self.pack is not None else self.model.pack(self.voice)
+
     def phonemes_with(self, text: str, readings: Mapping[str, Reading] | None = None) -> str:
         """Kokoro's phonemes of ``text``; a word with a reading is spoken from it (pinyin →
         misaki's Mandarin IPA, ARPAbet → espeak IPA → misaki's English symbols)."""
@@ -354,7 +363,7 @@ class KokoroSpeaker:
         ``pitch_applied=False``, so a style's pitch, range and level are applied after.
         ``readings``: pronunciation overrides of its words."""
         phonemes = self.phonemes_with(text, readings)
-        pack = self.pack if self.pack is not None else self.model.pack(self.voice)
+        pack = self.style_pack()
         pieces = [self.model.infer_pack(p, pack, speed)
                   for p in split_phonemes(phonemes, self.model.config.style_rows)]
         wav = np.concatenate(pieces) if pieces else np.zeros(0, np.float32)
@@ -371,7 +380,7 @@ class KokoroSpeaker:
         phonemes = self.phonemes_with(text, readings)
         whole = len(self.model.ids(phonemes))
         pieces = latency_pieces(phonemes, limit=self.model.config.style_rows)
-        pack = self.pack if self.pack is not None else self.model.pack(self.voice)
+        pack = self.style_pack()
         for k, piece in enumerate(pieces):
             wav = self.model.infer_pack(piece, pack, speed, style_len=whole)
             yield (AcousticOutput(wav=np.clip(wav, -1.0, 1.0), sample_rate=self.sample_rate,

@@ -68,7 +68,7 @@ class KokoroGenerator:
             logger.warning("this torch build has no oneDNN int8 conv; Kokoro runs in float32")
             precision = "fp32"
         self.precision = precision
-        int8_conv = Int8Conv8 if _int8_dot() else Int8Conv
+        int8_conv = Int8Conv8 if has_int8_dot() else Int8Conv
         g = GENERATOR
         self.stages = 0
         while graph.has(f"{g}ups.{self.stages}/ConvTranspose"):
@@ -204,11 +204,6 @@ class KokoroGenerator:
 
     def _covers(self, frames: int) -> bool:
         return all({n for _, n in c.tiles(t)} == set(c.tile) for c, t in self._tiled(frames))
-
-
-def _int8_dot() -> bool:
-    """Whether the CPU has int8 dot products that accumulate in int32 (VNNI, AMX)."""
-    return has_int8_dot()
 
 
 def _cl(x: torch.Tensor) -> torch.Tensor:

@@ -366,9 +366,8 @@ class OfflineEngine:
         a clause), so the cut sounds like a comma's pause or none; the sentence's outer
         edges are left to the joiner."""
         run = sentence.runs[0]
-        model = self.manager.get(KOKORO)
-        speaker = (model.pack_speaker(plan.kokoro_pack, run.lang, plan.kokoro_voice)
-                   if plan.kokoro_pack is not None else model.speaker(plan.kokoro_voice, run.lang))
+        speaker = self.manager.get(KOKORO).speaker(plan.kokoro_voice, run.lang,
+                                                    plan.kokoro_pack)
         parts = run_parts(run, self.capabilities.part_chars)
         edge = 0.0  # the silence kept before this piece (0: the sentence's start)
         for p, part in enumerate(parts):
@@ -397,10 +396,8 @@ class OfflineEngine:
         ``pack``: a fitted voice's style pack, which speaks every Kokoro run (English and
         Mandarin alike: the speaker's pitch stays, see docs/kokoro.md)."""
         acoustic = self.manager.get(name)
-        if kokoro is not None and pack is not None:
-            acoustic = acoustic.pack_speaker(pack, kokoro[1], kokoro[0])
-        elif kokoro is not None:
-            acoustic = acoustic.speaker(*kokoro)
+        if kokoro is not None:
+            acoustic = acoustic.speaker(*kokoro, pack)
         controls = None
         if style is not None:
             controls = style.acoustic_controls()
