@@ -21,9 +21,8 @@ PY="$HERE/.venv/bin/python"
 # Ray Serve for the scale-out smoke test (tests/serving/test_ray_smoke.py); ~1 min to install.
 "$PY" -m pip install -q -r requirements-ray.txt
 "$PY" -m ruff check .
-# Three worker processes, each taking whole files (a file's app and models start once per
-# worker): much of the suite waits on app starts, subprocesses and the browser, and two
-# workers left the two cores idle 40 % of the time (2 workers: 1.6 cores busy, 21 min 24 s;
-# README "Tests"). TEST_WORKERS=0 runs everything in this process; pytest arguments given to
-# test.sh come last and win.
-"$PY" -m pytest -n "${TEST_WORKERS:-3}" --dist loadfile --durations=30 "$@"
+# Two worker processes, each taking whole files (a file's app and models start once per
+# worker): much of the suite waits on app starts, subprocesses and the browser, so one
+# process leaves a core idle (timings in the README's "Tests" section). TEST_WORKERS=0 runs
+# everything in this process; pytest arguments given to test.sh come last and win.
+"$PY" -m pytest -n "${TEST_WORKERS:-2}" --dist loadfile --durations=30 "$@"
