@@ -22,7 +22,8 @@ PY="$HERE/.venv/bin/python"
 "$PY" -m pip install -q -r requirements-ray.txt
 "$PY" -m ruff check .
 # Two worker processes, each taking whole files (a file's app and models start once per
-# worker): much of the suite waits on app starts, subprocesses and the browser, so one
-# process leaves a core idle (timings in the README's "Tests" section). TEST_WORKERS=0 runs
-# everything in this process; pytest arguments given to test.sh come last and win.
-"$PY" -m pytest -n "${TEST_WORKERS:-2}" --dist loadfile --durations=30 "$@"
+# worker), the heaviest files first (tests/file_weights.txt, tests/conftest.py): much of the
+# suite waits on app starts, subprocesses and the browser, so one process leaves a core idle;
+# three were slower (README "Tests"). TEST_WORKERS=0 runs everything in this process; pytest
+# arguments given to test.sh come last and win.
+"$PY" -m pytest -n "${TEST_WORKERS:-2}" --dist loadfile --no-loadscope-reorder --durations=30 "$@"

@@ -19,6 +19,27 @@ ROOT = Path(__file__).resolve().parent.parent
 GRADIO_AUDIO = None
 
 
+FILE_WEIGHTS = ROOT / "tests" / "file_weights.txt"
+
+
+def _file_weights() -> dict[str, float]:
+    weights = {}
+    for line in FILE_WEIGHTS.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            seconds, path = line.split(maxsplit=1)
+            weights[path] = float(seconds)
+    return weights
+
+
+def pytest_collection_modifyitems(config, items):
+    """The heaviest files first (``tests/file_weights.txt``), each file's tests in their
+    order. ``test.sh`` hands whole files to its workers in this order (``--dist loadfile
+    --no-loadscope-reorder``; xdist's own order, most tests first, left the files with a few
+    long tests — the fit across a restart, the GPU script — for the end, one worker alone)."""
+    weights = _file_weights()
+    items.sort(key=lambda item: -weights.get(item.nodeid.split("::")[0], 0.0))
+
+
 def site_packages_file(package: str, *parts: str) -> Path:
     import importlib.util
 
