@@ -6,6 +6,7 @@ and on no progress, and bad prompts refused before any synthesis."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -30,7 +31,7 @@ def _profile() -> VoiceProfile:
 
 
 @pytest.fixture(scope="module")
-def tools() -> FitTools:
+def tools() -> Iterator[FitTools]:
     """Kokoro, GE2E and a voice space of three voices measured on one short text."""
     import torch
 
@@ -38,6 +39,7 @@ def tools() -> FitTools:
     from cosyvoice.speaker.encoder import SpeakerEncoder
 
     require_kokoro()
+    threads = torch.get_num_threads()
     torch.set_num_threads(1)
     kokoro, encoder = KokoroModel.load(threads=1), SpeakerEncoder.load()
     points = {}
@@ -45,7 +47,10 @@ def tools() -> FitTools:
         wav = kokoro.infer(kokoro.g2p("The cat sat on the warm mat.", "en-us"), name)
         points[name] = VoicePoint(name, "en", encoder.embed(wav, kokoro.sample_rate),
                                   _profile())
-    return FitTools(kokoro, encoder, VoiceSpace("test", points))
+    yield FitTools(kokoro, encoder, VoiceSpace("test", points))
+    # the worker's later files compare in-process output with the app's sample for sample
+    # (tests/server/test_cosyvoice_app.py): torch's thread count must be the default again
+    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")
