@@ -17,9 +17,9 @@ if ! command -v chromium >/dev/null 2>&1 || ! command -v ffprobe >/dev/null 2>&1
   fi
 fi
 PY="$HERE/.venv/bin/python"
-"$PY" -m pip install -q -r requirements-dev.txt
-# Ray Serve for the scale-out smoke test (tests/serving/test_ray_smoke.py); ~1 min to install.
-"$PY" -m pip install -q -r requirements-ray.txt
+# The dev requirements, and Ray Serve for the scale-out smoke test
+# (tests/serving/test_ray_smoke.py), in one pip run (one resolve instead of two).
+"$PY" -m pip install -q -r requirements-dev.txt -r requirements-ray.txt
 "$PY" -m ruff check .
 # Two worker processes, each taking whole files (a file's app and models start once per
 # worker), the heaviest files first (tests/file_weights.txt, tests/conftest.py): much of the

@@ -78,7 +78,6 @@ def check_fit_request(synth: Any, store: JobStore, name: object, budget_s: float
     already), ModelError (503: this install cannot fit)."""
     if not synth.capabilities.voice_fitting:
         raise TextError(f"the {synth.capabilities.name} engine does not fit voices")
-    synth.engine.fit_tools()  # ModelError now (not in the job) when this install cannot fit
     name = check_name(name, synth.voices.reserved)
     if lang not in LANGS:
         raise TextError(f"lang must be one of {', '.join(LANGS)} (got {str(lang)[:20]!r})")
@@ -88,6 +87,9 @@ def check_fit_request(synth: Any, store: JobStore, name: object, budget_s: float
                             "or delete that one first")
     if any(j["fit"]["name"].casefold() == name.casefold() for j in store.unfinished(FIT)):
         raise ConflictError(f"a fit of a voice called {name!r} is queued or running already")
+    # last: loading the fit's models takes seconds where nothing is loaded yet (the CLI);
+    # a ModelError now, not in the job, when this install cannot fit
+    synth.engine.fit_tools()
     return name, budget, str(lang)
 
 
