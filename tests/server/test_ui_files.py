@@ -70,10 +70,10 @@ def test_an_input_outside_the_upload_folder_is_refused_before_preprocessing(fold
     before = set(upload.rglob("*"))
     with pytest.raises(gr.Error, match="was not uploaded to this app"):
         run(demo.preprocess_data(take, [{"path": str(outside / "secret.txt"),
-                                                 "meta": {"_type": "gradio.FileData"}}], None))
+                                         "meta": {"_type": "gradio.FileData"}}], None))
     assert set(upload.rglob("*")) == before  # nothing copied into the cache
     got = run(demo.preprocess_data(take, [{"path": str(upload / "mine.txt"),
-                                                   "meta": {"_type": "gradio.FileData"}}], None))
+                                           "meta": {"_type": "gradio.FileData"}}], None))
     assert got[0].endswith("mine.txt")
 
 
