@@ -19,7 +19,7 @@ fi
 PY="$HERE/.venv/bin/python"
 # The dev requirements, and Ray Serve for the scale-out smoke test
 # (tests/serving/test_ray_smoke.py), in one pip run (one resolve instead of two).
-"$PY" -m pip install -q -r requirements-dev.txt -r requirements-ray.txt
+bash run.sh --install requirements-dev.txt requirements-ray.txt
 "$PY" -m ruff check .
 # Two worker processes, each taking whole files (a file's app and models start once per
 # worker), the heaviest files first (tests/file_weights.txt, tests/conftest.py): much of the

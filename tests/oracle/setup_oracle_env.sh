@@ -43,7 +43,7 @@ rm -rf "$ENV"
 # a .pth line puts the project venv's site-packages after the oracle's own.
 ORACLE_SITE="$("$ENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
 "$PROJECT_PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' > "$ORACLE_SITE/project-venv.pth"
-"$ENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps -r "$PINS" 2>&1 \
+bash "$ROOT/deploy/pip_install.sh" "$ENV/bin/python" --no-deps -r "$PINS" 2>&1 \
   | grep -v "is ignored: it is neither a file nor a directory" || true
 "$ENV/bin/python" -m pip show -q torchaudio >/dev/null  # fail here if the install did not happen
 rm -rf "$ORACLE_SITE/torchaudio/lib"  # compiled for torch 2.11; without it torchaudio is pure Python
