@@ -6,7 +6,8 @@ the job's folder and queues the job. The job runner (:mod:`.runner`) hands it to
 :func:`run_fit_job`, which runs :func:`~cosyvoice.voice.fit.fit` and, after every
 generation, writes the search state to ``fit_state.json`` (atomically) and the progress
 and ETA into job.json. A job stopped by a restart (drain, SIGTERM, SIGKILL) resumes from
-its last saved generation; a cancelled one stops before the next generation.
+its last saved generation; a cancelled one stops too. Either stops within one text: the
+generation in flight is dropped (:func:`~cosyvoice.voice.fit.fit`).
 
 A fit never holds a synthesis slot. Its threads run at ``fit_niceness`` and, before each
 text a candidate speaks and before its scoring, it waits (up to :data:`YIELD_MAX_S`) while

@@ -193,10 +193,13 @@ def fit(prompt_wav: np.ndarray, sr: int, tools: FitTools, config: FitConfig | No
     """Fit a style pack to ``prompt_wav`` ``(T,)`` at ``sr`` within ``budget_s`` seconds of
     wall time (prompt analysis and the start included; counted across resumes: a
     generation starts only while the mean generation time still fits, and the first
-    always runs). ``stop`` is asked before each generation; ``checkpoint`` gets the state
-    after each one (what a job keeps on disk to resume from); ``pause`` is called before
-    each text a candidate speaks and before its scoring (a background fit waits there
-    while the app serves requests). Raises
+    always runs). ``stop`` is asked before each generation and, within one, before each
+    text a candidate speaks: a generation stopped part-way is dropped (the state returned
+    is the one before it, so a resumed fit does it again and ends where an uninterrupted
+    one does), so a restart or a cancel waits for one text, not a generation.
+    ``checkpoint`` gets the state after each generation (what a job keeps on disk to
+    resume from); ``pause`` is called before each text a candidate speaks and before its
+    scoring (a background fit waits there while the app serves requests). Raises
     :class:`PromptError` for an unusable prompt or a ``resume_state`` of another prompt or
     configuration."""
     config = config or FitConfig()
@@ -214,6 +217,7 @@ def fit(prompt_wav: np.ndarray, sr: int, tools: FitTools, config: FitConfig | No
     state = _resume(resume_state, sha, config) if resume_state is not None else None
     if state is None:
         state = run.new_state(sha)
+    run.stop = stop  # from here on a generation may stop part-way
     es = CmaEs.from_state(state.cma)
     t0, c0 = begin - state.elapsed_s, cpu_begin - state.cpu_s
     stopped = "budget"
@@ -231,7 +235,12 @@ def fit(prompt_wav: np.ndarray, sr: int, tools: FitTools, config: FitConfig | No
             per_gen = (state.elapsed_s / es.generation) if es.generation else 0.0
             if state.elapsed_s + per_gen > budget_s and es.generation:
                 break
-            run.generation(es, state, pool)
+            try:
+                run.generation(es, state, pool)
+            except _Stopped:  # dropped: the search goes on from the state before it
+                es = CmaEs.from_state(state.cma)
+                stopped = "requested"
+                break
             state.elapsed_s = time.monotonic() - t0
             state.cpu_s = time.process_time() - c0
             state.history[-1]["elapsed_s"] = round(state.elapsed_s, 2)
@@ -266,6 +275,10 @@ def _resume(given: FitState | dict, sha: str, config: FitConfig) -> FitState:
     return state
 
 
+class _Stopped(Exception):
+    """A stop asked for within a generation (:meth:`_Run.step`)."""
+
+
 class _Run:
     """One fit's fixed parts: evaluate candidates, keep the history and the best mean."""
 
@@ -274,11 +287,19 @@ class _Run:
                  pause: Callable[[], None] | None = None) -> None:
         self.tools, self.basis, self.phonemes = tools, basis, phonemes
         self.target, self.config, self.pause = target, config, pause
+        self.stop: Callable[[], bool] | None = None  # asked before each step once set
+
+    def step(self) -> None:
+        """Before each text a candidate speaks and before its scoring: wait while the app
+        is busy (``pause``); raise :class:`_Stopped` when a stop is asked for."""
+        if self.pause is not None:
+            self.pause()
+        if self.stop is not None and self.stop():
+            raise _Stopped
 
     def evaluate(self, theta: np.ndarray) -> Score:
-        wavs = self.tools.speak(self.phonemes, self.basis.pack(theta), self.pause)
-        if self.pause is not None:  # the scoring, too, waits its turn
-            self.pause()
+        wavs = self.tools.speak(self.phonemes, self.basis.pack(theta), self.step)
+        self.step()  # the scoring, too, waits its turn
         return score_outputs(wavs, self.tools.kokoro.sample_rate, theta, self.target,
                              self.tools.encoder, self.config.weights)
 

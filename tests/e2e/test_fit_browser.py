@@ -1,4 +1,4 @@
-"""Fitting a voice from the Synthesis tab in a real browser (a tiny search: 4 candidates, a
+"""Fitting a voice from the Synthesis tab in a real browser (a tiny search: 2 candidates, a
 5 s budget): upload a prompt, choose *Fitted*, save; the progress line runs, the before/after
 samples appear, the voice joins the voice list as a fitted voice and speaks."""
 
@@ -18,7 +18,7 @@ NAME = "browser-fit"
 
 @pytest.fixture(scope="module")
 def fit_e2e_app(tmp_path_factory):
-    app = start_app(tmp_path_factory.mktemp("fit-e2e"), "--fit-popsize", "4",
+    app = start_app(tmp_path_factory.mktemp("fit-e2e"), "--fit-popsize", "2",
                     "--fit-budget-s", "5")
     yield app
     stop_app(app)

@@ -102,7 +102,7 @@ def test_a_stopped_fit_resumes_from_its_state_and_ends_as_an_uninterrupted_one(
 
     def report(summary):
         if summary["fit"]["progress"].get("generation") == 1:
-            stop.set()  # as a drain does: the fit stops before its next generation
+            stop.set()  # as a drain does, here between generations
 
     part = tiny_job(store, synth, "Parted", prompt)
     run_fit_job(store, part, synth, stop.is_set, report=report)

@@ -81,9 +81,26 @@ def test_a_fit_is_a_pack_with_provenance_and_deterministic(tools, prompt):
 
 
 def test_a_resumed_fit_ends_where_an_uninterrupted_one_does(tools, prompt):
+    """Stopped part-way through generation 2 (as a restart stops it: within a text), the fit
+    drops that generation; resumed from the state it returned, it ends as one that ran
+    through."""
     whole = fit(*prompt, tools, FitConfig(**TINY), budget_s=600)
-    first = fit(*prompt, tools, FitConfig(**{**TINY, "max_generations": 1}), budget_s=600)
-    assert first.provenance["generations"] == 1
+    asked = []
+
+    def stop() -> bool:  # after generation 1: the loop's check, then 3 steps of generation 2
+        asked.append(done)
+        return sum(asked) > 4
+
+    done = False
+
+    def generation_done(p) -> None:
+        nonlocal done
+        done = True
+
+    first = fit(*prompt, tools, FitConfig(**TINY), budget_s=600, progress_cb=generation_done,
+                stop=stop)
+    assert first.stopped == "requested" and first.provenance["generations"] == 1
+    assert first.state.evaluations == 1 + 5 and len(first.state.history) == 2
     saved = json.loads(json.dumps(first.state.to_dict()))  # as a job keeps it on disk
     resumed = fit(*prompt, tools, FitConfig(**TINY), budget_s=600, resume_state=saved)
     assert resumed.provenance["generations"] == 2
