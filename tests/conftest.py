@@ -126,7 +126,12 @@ class RunningApp:
 
 
 def start_app(workdir: Path, *extra: str, timeout: float = 240.0) -> RunningApp:
+    """The real app on a free port with every path under ``workdir``, once it is ready.
+    No result-download linger after a drain unless ``extra`` sets one: each stop of an app
+    that served would otherwise idle 1.5 s (the linger has its own tests)."""
     port = free_port()
+    if "--drain-linger-s" not in extra:
+        extra = (*extra, "--drain-linger-s", "0")
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     args = [sys.executable, str(ROOT / "app.py"), "--host", "127.0.0.1", "--port", str(port),
             "--outputs-dir", str(workdir / "outputs"), "--cache-dir", str(workdir / "cache"),
@@ -146,7 +151,7 @@ def start_app(workdir: Path, *extra: str, timeout: float = 240.0) -> RunningApp:
                 return app
         except OSError:
             pass
-        time.sleep(0.5)
+        time.sleep(0.2)
     stop_app(app)
     raise RuntimeError(f"app not ready after {timeout} s; see {log.name}")
 

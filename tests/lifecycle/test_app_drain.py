@@ -26,8 +26,9 @@ LONG = " ".join([TEXT] * 2)
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("drain")
+    # the default linger: the drained request's result is downloaded after the drain
     app = start_app(workdir, "--concurrency", "1", "--queue-size", "1",
-                    "--drain-timeout-s", "120")
+                    "--drain-timeout-s", "120", "--drain-linger-s", "5")
     yield app
     stop_app(app)
 
