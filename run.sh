@@ -197,7 +197,7 @@ while time.time() < deadline:
                 sys.exit(0)
     except Exception:
         pass
-    time.sleep(0.5)
+    time.sleep(0.2)
 sys.exit(f"not ready after {timeout:.0f} s")
 PYEOF
 }
