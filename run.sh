@@ -52,7 +52,7 @@ step() {
 die() { printf '[run.sh] error: %s\n' "$*" >&2; exit 1; }
 
 # pip_install ARGS...: `pip install ARGS` into .venv, by uv where setup could install it
-# (deploy/pip_install.sh: the same sources as pip's configuration, about 4× faster).
+# (deploy/pip_install.sh: the same sources as pip's configuration, about twice as fast).
 pip_install() { bash "$HERE/deploy/pip_install.sh" "$PY" "$@"; }
 
 setup() {
