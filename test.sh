@@ -21,6 +21,10 @@ PY="$HERE/.venv/bin/python"
 # (tests/serving/test_ray_smoke.py), in one pip run (one resolve instead of two).
 bash run.sh --install requirements-dev.txt requirements-ray.txt
 "$PY" -m ruff check .
+# The project's own bytecode, once: where PYTHONDONTWRITEBYTECODE is set (this workplace sets
+# it) Python reads .pyc files but never writes them, so every app, CLI and worker process
+# would compile every project module it imports again.
+"$PY" -m compileall -q -j 0 app.py cosyvoice tests bench >/dev/null
 # Two worker processes, each taking whole files (a file's app and models start once per
 # worker), the heaviest files first (tests/file_weights.txt, tests/conftest.py): much of the
 # suite waits on app starts, subprocesses and the browser, so one process leaves a core idle;
