@@ -235,6 +235,7 @@ main() {
   fi
   setup
   if [ "$mode" = install ]; then
+    [ "${#extra[@]}" -gt 0 ] || die "--install needs requirement files (e.g. requirements-dev.txt)"
     local file reqs=()
     for file in "${extra[@]}"; do
       [ -f "$file" ] || die "--install: no requirements file $file"

@@ -18,7 +18,7 @@ if ! command -v chromium >/dev/null 2>&1 || ! command -v ffprobe >/dev/null 2>&1
 fi
 PY="$HERE/.venv/bin/python"
 # The dev requirements, and Ray Serve for the scale-out smoke test
-# (tests/serving/test_ray_smoke.py), in one pip run (one resolve instead of two).
+# (tests/serving/test_ray_smoke.py), in one install run (one resolve instead of two).
 bash run.sh --install requirements-dev.txt requirements-ray.txt
 "$PY" -m ruff check .
 # The project's own bytecode, once: where PYTHONDONTWRITEBYTECODE is set (this workplace sets

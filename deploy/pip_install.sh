@@ -2,12 +2,12 @@
 # pip_install.sh PYTHON ARGS...: `PYTHON -m pip install -q ARGS`, done by uv where the project
 # venv has it (run.sh's setup installs it first): uv resolves, downloads and compiles in
 # parallel, so a fresh machine's torch, requirements and weight packages took 49 s against
-# pip's 96 s (2 cores, empty caches, bench/README.md). uv gets the indexes, find-links, constraints and certificate of pip's own
-# configuration (`pip config list`, PIP_* variables included) and chooses across indexes as pip
-# does. It compiles the bytecode as it installs, as pip does: where PYTHONDONTWRITEBYTECODE is
-# set (this workplace sets it), a venv without .pyc files compiles every module it imports
-# in every process (a CI run took 27 min 29 s instead of 24 min). Where uv is missing or
-# fails, pip installs.
+# pip's 96 s (2 cores, empty caches, bench/README.md). uv gets the indexes, find-links,
+# constraints and certificate of pip's own configuration (`pip config list`, PIP_* variables
+# included) and chooses across indexes as pip does. It compiles the bytecode as it installs,
+# as pip does: where PYTHONDONTWRITEBYTECODE is set (this workplace sets it), a venv without
+# .pyc files compiles every module it imports in every process (a CI run took 27 min 29 s
+# instead of 24 min). Where uv is missing or fails, pip installs.
 set -euo pipefail
 PY="$1"; shift
 UV="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/.venv/bin/uv"
