@@ -85,19 +85,14 @@ def test_a_resumed_fit_ends_where_an_uninterrupted_one_does(tools, prompt):
     drops that generation; resumed from the state it returned, it ends as one that ran
     through."""
     whole = fit(*prompt, tools, FitConfig(**TINY), budget_s=600)
-    asked = []
+    reported, asked = [], []
 
     def stop() -> bool:  # after generation 1: the loop's check, then 3 steps of generation 2
-        asked.append(done)
-        return sum(asked) > 4
+        if reported:
+            asked.append(True)
+        return len(asked) > 4
 
-    done = False
-
-    def generation_done(p) -> None:
-        nonlocal done
-        done = True
-
-    first = fit(*prompt, tools, FitConfig(**TINY), budget_s=600, progress_cb=generation_done,
+    first = fit(*prompt, tools, FitConfig(**TINY), budget_s=600, progress_cb=reported.append,
                 stop=stop)
     assert first.stopped == "requested" and first.provenance["generations"] == 1
     assert first.state.evaluations == 1 + 5 and len(first.state.history) == 2
