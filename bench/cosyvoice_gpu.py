@@ -98,6 +98,11 @@ def bench_memory(services, device: str, requests: int) -> tuple[bool, dict]:
 
     manager, synth = services.manager, services.synth
     synth.validate_prompt(Path(real_prompt()))  # the prompt's validation cache, not the model
+    # Warm-up, as the standalone mode's cycle: one request before the baseline, so that the
+    # process's one-time costs (lazy imports, thread pools, the allocator's first arenas) are
+    # not read as growth. Without it a quiet CPU run grew +5.9 MB over requests 2..5, all of it
+    # by request 3, then flat (2026-12-07).
+    synth.synthesize(clone_request())
     manager.unload(ENGINE)
     resources.free_memory()
     pre = reading(device)

@@ -98,7 +98,8 @@ class Scorer:
 
         try:
             return self.transcriber(lang).transcribe(to_16k(wav, sr), lang).text
-        except TranscriptionError as e:  # no words heard: every reference token is missed
+        except TranscriptionError as e:  # no words heard, or a decode that loops: every
+            # reference token counts as missed
             logger.info("no transcript (%s): %s", lang, e)
             return ""
 

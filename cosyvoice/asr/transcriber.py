@@ -4,9 +4,16 @@ The rule: a language the loaded recognizer does not know is refused with a messa
 English and Chinese ("no recognizer for Mandarin is installed; type the transcript"), never
 guessed. The multilingual recognizer detects the language (or takes the one asked for); the
 English-only one takes "en" or auto, and in auto mode refuses a recording it cannot read
-as English (its decoder's mean log-probability below :data:`EN_MIN_LOGPROB`, or no text):
-an English-only Whisper turns Mandarin into fluent English it invented ("Thank you for
-watching"), with a low log-probability — see docs/transcription.md for the measurement.
+as English (its decoder's mean log-probability below :data:`EN_MIN_LOGPROB`, a decode that
+repeats itself, or no text): an English-only Whisper turns Mandarin into fluent English it
+invented ("Thank you for watching") with a low log-probability, or into a loop
+("20,000,000,…") with a high one — see docs/transcription.md for the measurement.
+
+Decoding is deterministic (temperature 0, beam 5): Whisper's fallback to sampling at higher
+temperatures, for a decode it judges failed, drew a different text each time, so the same
+Mandarin prompt was refused on one run and taken as "Cheers" on the next. On speech the
+recognizer reads the fallback never started (16 Mandarin prompts, whisper-base: the same text
+with and without it).
 """
 
 from __future__ import annotations
@@ -29,6 +36,9 @@ logger = logging.getLogger(__name__)
 SAMPLE_RATE = 16000  # Whisper's input rate
 BEAM_SIZE = 5
 EN_MIN_LOGPROB = -0.8  # English-only auto mode: below this the speech is not taken as English
+# A segment whose text compresses (zlib) by more than this repeats itself: Whisper's own
+# "failed decode" bound. Speech read as speech measured 0.86–1.14.
+MAX_COMPRESSION = 2.4
 ALIASES = {"auto": None, "": None, "mandarin": "zh", "chinese": "zh", "cmn": "zh",
            "zh-cn": "zh", "zh-hans": "zh", "中文": "zh", "普通话": "zh", "汉语": "zh",
            "english": "en", "en-us": "en", "en-gb": "en", "英语": "en", "英文": "en"}
@@ -128,7 +138,8 @@ class Transcriber:
         t0 = time.perf_counter()
         segments, info = self.model.transcribe(
             np.ascontiguousarray(wav16k, dtype=np.float32), language=code,
-            beam_size=BEAM_SIZE, vad_filter=False, condition_on_previous_text=False)
+            beam_size=BEAM_SIZE, vad_filter=False, condition_on_previous_text=False,
+            temperature=0.0)
         segments = list(segments)
         text = "".join(s.text for s in segments).strip()
         logprob = _mean_logprob(segments)
@@ -136,14 +147,15 @@ class Transcriber:
                          language_probability=float(info.language_probability),
                          recognizer=self.recognizer.name, audio_s=len(wav16k) / SAMPLE_RATE,
                          recognize_s=time.perf_counter() - t0, logprob=logprob)
-        self._check_result(out, code)
+        looped = any(s.compression_ratio > MAX_COMPRESSION for s in segments)
+        self._check_result(out, code, looped)
         if out.language == "zh":
             out.text = to_simplified(out.text)
         return out
 
-    def _check_result(self, out: Transcript, code: str | None) -> None:
+    def _check_result(self, out: Transcript, code: str | None, looped: bool) -> None:
         if self.recognizer.english_only and code is None and (
-                not out.text or out.logprob < EN_MIN_LOGPROB):
+                not out.text or out.logprob < EN_MIN_LOGPROB or looped):
             logger.info("English-only recognizer refused: logprob %.2f, text %r",
                         out.logprob, out.text[:80])
             error = TranscriptionError(
@@ -156,6 +168,10 @@ class Transcriber:
         if not out.text:
             raise TranscriptionError("the recognizer heard no words in the prompt; type the "
                                      "transcript / 未识别出文字，请手动输入提示音频的文字")
+        if looped:
+            raise TranscriptionError("the recognizer could not read the prompt (its text "
+                                     "repeats itself); type the transcript / 无法识别提示音频"
+                                     "（识别结果不断重复），请手动输入文字")
 
 
 def _mean_logprob(segments: list[Any]) -> float:

@@ -8,6 +8,9 @@ from pathlib import Path
 EN_TEXT = ("The museum opens early in the morning. Children can visit it for free with their "
            "parents on Sundays.")  # no numbers: the recognizer writes them as digits
 ZH_TEXT = "这家小店的面条非常好吃，每天中午都有很多人排队，老板总是笑着跟客人打招呼。"
+# Read by zm_yunxi, the English-only tiny.en decodes this into a loop ("20,000,000,…") with a
+# high log-probability (−0.11): the case only the loop rule refuses.
+ZH_LOOP_TEXT = "春天来了，公园里的花都开了，孩子们在草地上放风筝，老人们坐在长椅上聊天。"
 
 
 def speak(folder: Path, name: str, text: str, voice: str) -> Path:

@@ -11,9 +11,16 @@ import pytest
 from bench._metrics import edit_distance, wer
 from cosyvoice.asr.recognizers import ENGLISH, MULTILINGUAL, choose
 from cosyvoice.asr.service import transcribe_file
-from cosyvoice.asr.transcriber import TranscriptionError, normalize_language, to_simplified
+from cosyvoice.asr.transcriber import (
+    EN_MIN_LOGPROB,
+    Transcriber,
+    Transcript,
+    TranscriptionError,
+    normalize_language,
+    to_simplified,
+)
 from cosyvoice.errors import ModelError
-from tests.asr.known_prompts import EN_TEXT, ZH_TEXT
+from tests.asr.known_prompts import EN_TEXT, ZH_LOOP_TEXT, ZH_TEXT, speak
 
 
 def han(text: str) -> list[str]:
@@ -64,6 +71,45 @@ def test_mandarin_with_only_the_english_recognizer_is_refused(english_only, zh_p
         transcribe_file(english_only, zh_prompt, language="zh")
     assert "未安装普通话识别模型" in str(asked.value)
     assert asked.value.http_status == 422
+
+
+@pytest.mark.parametrize(("recognizer", "text", "logprob", "looped", "refusal"), [
+    (ENGLISH, "Thank you for watching.", -1.2, False, "does not sound like English"),
+    (ENGLISH, "20,000,000,000,000", -0.1, True, "does not sound like English"),
+    (ENGLISH, "", -0.1, False, "does not sound like English"),
+    (ENGLISH, "The museum opens early.", -0.2, False, None),
+    (MULTILINGUAL, "20,000,000,000,000", -0.1, True, "repeats itself"),
+    (MULTILINGUAL, "", -0.1, False, "heard no words"),
+    (MULTILINGUAL, "面条非常好吃", -1.2, False, None)])
+def test_the_refusal_rule(recognizer, text, logprob, looped, refusal):
+    """Auto language: the English-only recognizer refuses a low log-probability, a loop or no
+    text; any recognizer refuses no text or a loop (a decode Whisper itself calls failed)."""
+    rule = Transcriber(recognizer, model=None, device="cpu")
+    heard = Transcript(text=text, language="en", language_probability=1.0,
+                       recognizer=recognizer.name, audio_s=5.0, logprob=logprob)
+    if refusal is None:
+        rule._check_result(heard, None, looped)
+    else:
+        with pytest.raises(TranscriptionError, match=refusal):
+            rule._check_result(heard, None, looped)
+
+
+@pytest.mark.slow
+def test_the_english_only_refusal_is_the_same_every_time(english_only, zh_prompt,
+                                                         tmp_path_factory):
+    """Decoding at temperature 0: Whisper's fallback to sampling drew a new text each run,
+    and once took the Mandarin prompt for "Cheers" (a CI failure). A Mandarin reading the
+    English decoder turns into a confident loop is refused by the loop rule."""
+    loop_prompt = speak(tmp_path_factory.mktemp("asr-zh-loop"), "yunxi", ZH_LOOP_TEXT,
+                        "zm_yunxi")
+    for path in (zh_prompt, loop_prompt):
+        refusals = []
+        for _ in range(2):
+            with pytest.raises(TranscriptionError, match="does not sound like English") as r:
+                transcribe_file(english_only, path)
+            refusals.append(r.value.logprob)
+        assert refusals[0] == refusals[1], (path.name, refusals)
+    assert refusals[0] > EN_MIN_LOGPROB  # the loop's log-probability alone would pass
 
 
 @pytest.mark.slow
