@@ -40,6 +40,26 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: -weights.get(item.nodeid.split("::")[0], 0.0))
 
 
+CPU_LOG = os.environ.get("TEST_CPU_LOG")  # a folder: each worker writes its phases' CPU-s
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """With ``TEST_CPU_LOG=DIR``: one line per test, ``cpu_s wall_s nodeid``, the CPU of this
+    worker and of the subprocesses it reaped meanwhile (an app stopped at a module's end
+    counts to that module's last test), to find what a CI run spends its cores on."""
+    if not CPU_LOG:
+        yield
+        return
+    t0, w0 = os.times(), time.monotonic()
+    yield
+    t1 = os.times()
+    cpu = sum(t1[:4]) - sum(t0[:4])
+    name = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    with open(Path(CPU_LOG) / f"{name}.txt", "a", encoding="utf-8") as f:
+        f.write(f"{cpu:.2f} {time.monotonic() - w0:.2f} {item.nodeid}\n")
+
+
 def site_packages_file(package: str, *parts: str) -> Path:
     import importlib.util
 
