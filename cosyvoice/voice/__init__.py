@@ -1,13 +1,9 @@
-"""Voice adaptation: a prompt's voice profile applied to synthesized speech.
+"""Voices beyond the stock ones: saved voices (:mod:`~cosyvoice.voice.store`), blends of
+Kokoro packs (:mod:`~cosyvoice.voice.blend`), the measured voice space that cloning picks from
+(:mod:`~cosyvoice.voice.space`), fitted packs (:mod:`~cosyvoice.voice.fit`), and the offline
+engine's analysis-and-transformation adapter (:mod:`~cosyvoice.voice.adapter`: pitch,
+vocal-tract length and spectral colour, not a speaker's articulation or prosody).
 
-:class:`VoiceProfile` measures a recording (pitch, formants, long-term mel envelope,
-speaking rate); :class:`VoiceAdapter` moves synthesized speech toward a profile and
-renders it through the mel vocoder. This is analysis-and-transformation, not neural
-cloning: it matches pitch, vocal-tract length and spectral tilt/colour, not a
-speaker's articulation, accent or prosody style.
+Nothing is imported here: a light module of this room (a blend's parser, the store) must not
+pull in torch with the adapter (``python -m cosyvoice --help`` did, 1.5 s of its 1.8 s).
 """
-
-from cosyvoice.voice.adapter import AdapterConfig, AdaptPlan, VoiceAdapter
-from cosyvoice.voice.profile import VoiceProfile
-
-__all__ = ["AdaptPlan", "AdapterConfig", "VoiceAdapter", "VoiceProfile"]

@@ -22,14 +22,16 @@ import dataclasses
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from cosyvoice.audio.io import resample
-from cosyvoice.audio.mel import MelAnalyzer
 from cosyvoice.config import dataclass_from_dict
 from cosyvoice.errors import PromptError
+
+if TYPE_CHECKING:  # torch: imported where a profile is measured, not where one is read
+    from cosyvoice.audio.mel import MelAnalyzer
 
 logger = logging.getLogger(__name__)
 
@@ -114,7 +116,7 @@ class VoiceProfile:
 
         Raises :class:`PromptError` when it holds too little voiced speech to measure.
         """
-        mel = mel or MelAnalyzer()
+        mel = mel or _analyzer()
         rate = mel.config.sample_rate
         x = resample(np.asarray(wav, dtype=np.float32).reshape(-1), sr, rate)
         f0, intensity_db = _pitch_and_intensity(x, rate)
@@ -151,12 +153,18 @@ def voiced_f0(wav: np.ndarray, sr: int) -> np.ndarray:
     return f0[_activity(f0, intensity_db)[1]]
 
 
+def _analyzer() -> MelAnalyzer:
+    from cosyvoice.audio.mel import MelAnalyzer
+
+    return MelAnalyzer()
+
+
 def pitch_and_envelope(wav: np.ndarray, sr: int, mel: MelAnalyzer | None = None
                        ) -> tuple[np.ndarray, np.ndarray]:
     """The voiced F0 (Hz, as :func:`voiced_f0`) and the mean log-mel ``(n_mels,)`` over voiced
     frames (the profile's ``mel_mean``) of ``(T,)``: the two parts of a profile that voice
     fitting scores for every candidate, in one pitch pass."""
-    mel = mel or MelAnalyzer()
+    mel = mel or _analyzer()
     rate = mel.config.sample_rate
     x = resample(np.asarray(wav, dtype=np.float32).reshape(-1), sr, rate)
     f0, intensity_db = _pitch_and_intensity(x, rate)
