@@ -10,11 +10,18 @@ name as ours, so it is never imported into the pytest process.
 runs ``tests/oracle/scripts/llm_decode.py``'s ``main(**kwargs) -> dict``; arguments and results
 travel through temporary ``.pt`` files (``torch.save`` / ``torch.load(weights_only=True)``), so they
 may be tensors, numbers, strings, and lists/dicts of those.
+
+One oracle interpreter per pytest process (``scripts/_server.py``) imports the reference once
+and runs each job in a forked child: a job starts as a fresh interpreter would, without the
+imports' ~8 CPU-s (a CI run has about a dozen jobs per worker).
 """
 
 from __future__ import annotations
 
+import atexit
 import os
+import select
+import signal
 import subprocess
 import tempfile
 from pathlib import Path
@@ -58,6 +65,33 @@ def missing_reason() -> str | None:
     return None
 
 
+_server: subprocess.Popen | None = None
+
+
+def _oracle_server() -> subprocess.Popen:
+    """The running oracle interpreter of this process, started on first use."""
+    global _server
+    if _server is None or _server.poll() is not None:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([str(oracle_dir()), str(STUBS)])
+        env.setdefault("OMP_NUM_THREADS", str(torch.get_num_threads()))
+        _server = subprocess.Popen(
+            [str(ORACLE_PYTHON), "-W", "ignore", str(SCRIPTS / "_server.py")], cwd=SCRIPTS,
+            env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+        atexit.register(_stop_server, _server)
+    return _server
+
+
+def _stop_server(server: subprocess.Popen) -> None:
+    if server.poll() is None:
+        try:
+            os.killpg(server.pid, signal.SIGKILL)  # the server and a job's child
+        except ProcessLookupError:
+            pass
+        server.wait()
+
+
 def run_oracle(script: str, timeout: float = 600, **kwargs) -> dict:
     """Run ``scripts/<script>``'s ``main(**kwargs)`` in the oracle env; return its dict."""
     reason = missing_reason()
@@ -67,16 +101,19 @@ def run_oracle(script: str, timeout: float = 600, **kwargs) -> dict:
     if not path.is_file():
         raise FileNotFoundError(path)
     with tempfile.TemporaryDirectory(prefix="oracle-") as tmp:
-        args, out = Path(tmp) / "args.pt", Path(tmp) / "out.pt"
+        args, out, err = Path(tmp) / "args.pt", Path(tmp) / "out.pt", Path(tmp) / "err.txt"
         torch.save(kwargs, args)
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([str(oracle_dir()), str(STUBS)])
-        env.setdefault("OMP_NUM_THREADS", str(torch.get_num_threads()))
-        proc = subprocess.run(
-            [str(ORACLE_PYTHON), "-W", "ignore", str(SCRIPTS / "_entry.py"), str(path), str(args),
-             str(out)],
-            cwd=tmp, env=env, capture_output=True, text=True, timeout=timeout)
-        if proc.returncode != 0:
-            raise OracleError(f"oracle script {script} failed ({proc.returncode}):\n"
-                              f"{proc.stderr[-4000:]}")
+        server = _oracle_server()
+        server.stdin.write(f"{path}\t{args}\t{out}\t{err}\n")
+        server.stdin.flush()
+        ready, _, _ = select.select([server.stdout], [], [], timeout)
+        answer = server.stdout.readline().strip() if ready else ""
+        if not answer:
+            _stop_server(server)
+            raise OracleError(f"oracle script {script} did not answer in {timeout:g} s"
+                              if not ready else f"the oracle interpreter exited "
+                              f"({server.returncode}) running {script}")
+        if answer != "0":
+            detail = err.read_text() if err.exists() else "(no traceback)"
+            raise OracleError(f"oracle script {script} failed ({answer}):\n{detail[-4000:]}")
         return torch.load(out, weights_only=True)
