@@ -1,4 +1,4 @@
-"""Real-browser fixtures: headless system Chromium driven by Playwright, one app per module.
+"""Real-browser fixtures: headless system Chromium driven by Playwright, one app per worker.
 
 Chromium comes from Debian (``/usr/bin/chromium``; test.sh installs it when missing);
 Playwright's own browser downloads are never used. A failing test leaves a full-page
@@ -46,10 +46,12 @@ def browser():
         browser.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def e2e_app(tmp_path_factory):
-    """The real app for browser tests; restartable (no cooldown), stopped by its pidfile
-    at the end because a restart replaces the process this fixture started."""
+    """The real app for browser tests, one per worker process for every module that uses it
+    (an app start is ~13 CPU-s with its models; each module checks only what it made itself);
+    restartable (no cooldown), stopped by its pidfile at the end because a restart replaces
+    the process this fixture started."""
     workdir = tmp_path_factory.mktemp("e2e")
     app = start_app(workdir, "--restart-cooldown-s", "0", "--drain-timeout-s", "10")
     yield app
