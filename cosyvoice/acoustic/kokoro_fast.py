@@ -52,26 +52,45 @@ class SplitKokoro:
 
     @classmethod
     def load(cls, path: str | Path, options, precision: str) -> SplitKokoro:
-        """Read and cut the graph at ``path`` (~2 s), build the generator and its kernels."""
+        """Build the generator and its kernels from the parts kept beside the model
+        (:mod:`~cosyvoice.acoustic.kokoro_parts`), or from the graph at ``path``, read and
+        cut (~1 s more), keeping the parts for the next load."""
         import onnxruntime as ort
 
         from cosyvoice.acoustic.kokoro_generator import KokoroGenerator
-        from cosyvoice.acoustic.kokoro_graph import KokoroGraph
+        from cosyvoice.acoustic.kokoro_parts import read_parts
 
-        graph = KokoroGraph.load(path)
-        front_bytes, back_bytes = graph.split()
-
-        def build(graph: KokoroGraph) -> KokoroGenerator:  # torch's work: the kernel thread
+        def build(graph) -> KokoroGenerator:  # torch's work: the kernel thread
             generator = KokoroGenerator(graph, precision)
             generator.warm_up()
             return generator
 
-        generator = on_kernel_thread(build, graph)
-        del graph
+        path = Path(path).resolve()  # a linked model file: its parts beside the real one
+        parts = read_parts(path)
+        generator = None
+        if parts is not None:
+            try:
+                generator = on_kernel_thread(build, parts.graph)
+                front, back = str(parts.front), str(parts.back)
+            except ModelError as e:  # a recording that does not answer: read the graph
+                logger.info("%s", e)
+        if generator is None:
+            generator, front, back = cls._from_graph(path, build)
         providers = ["CPUExecutionProvider"]
-        front = ort.InferenceSession(front_bytes, options, providers=providers)
-        back = ort.InferenceSession(back_bytes, options, providers=providers)
-        return cls(front, generator, back)
+        return cls(ort.InferenceSession(front, options, providers=providers), generator,
+                   ort.InferenceSession(back, options, providers=providers))
+
+    @staticmethod
+    def _from_graph(path: Path, build):
+        """``(generator, front bytes, back bytes)`` from the graph itself; the parts kept."""
+        from cosyvoice.acoustic.kokoro_graph import KokoroGraph
+        from cosyvoice.acoustic.kokoro_parts import RecordingGraph, write_parts
+
+        graph = RecordingGraph(KokoroGraph.load(path))
+        front, back = graph.graph.split()
+        generator = on_kernel_thread(build, graph)
+        write_parts(path, front, back, graph.answers)
+        return generator, front, back
 
     def run(self, _outputs, feed: dict) -> list[np.ndarray]:
         features, harmonics, style = self.front.run(None, feed)

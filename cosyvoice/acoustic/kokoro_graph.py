@@ -34,6 +34,30 @@ STYLE = "/decoder/Slice_output_0"
 POST = GENERATOR + "conv_post/Conv_output_0"
 
 
+def conv1d(weight: np.ndarray, bias: np.ndarray | None, stride: int, padding: int,
+           dilation: int) -> nn.Conv1d:
+    """A float ``Conv1d`` holding ``weight (out, in, k)`` and ``bias``."""
+    out_ch, in_ch, k = weight.shape
+    conv = nn.Conv1d(in_ch, out_ch, k, stride=int(stride), padding=int(padding),
+                     dilation=int(dilation), bias=bias is not None)
+    with torch.no_grad():
+        conv.weight.copy_(torch.from_numpy(np.array(weight, np.float32)))
+        if bias is not None:
+            conv.bias.copy_(torch.from_numpy(np.array(bias, np.float32)))
+    return conv.eval()
+
+
+def conv_transpose1d(weight: np.ndarray, bias: np.ndarray, stride: int,
+                     padding: int) -> nn.ConvTranspose1d:
+    """A float ``ConvTranspose1d`` holding ``weight (in, out, k)`` and ``bias``."""
+    in_ch, out_ch, k = weight.shape
+    up = nn.ConvTranspose1d(in_ch, out_ch, k, stride=int(stride), padding=int(padding))
+    with torch.no_grad():
+        up.weight.copy_(torch.from_numpy(np.array(weight)))
+        up.bias.copy_(torch.from_numpy(np.array(bias)))
+    return up.eval()
+
+
 class KokoroGraph:
     """The shipped graph's nodes and tensors by name (an ``onnx.ModelProto``)."""
 
@@ -140,29 +164,19 @@ class KokoroGraph:
             q, scale = self._dequantized(node, self._after(cast, "Mul").input[1])
             weight = q * (scale.reshape(-1, 1, 1) if scale.ndim else scale)
         a = self.attrs(node)
-        out_ch, in_ch, k = weight.shape
-        conv = nn.Conv1d(in_ch, out_ch, k, stride=a.get("strides", [1])[0],
-                         padding=a.get("pads", [0])[0], dilation=a.get("dilations", [1])[0],
-                         bias=bias is not None)
         if a.get("group", 1) != 1 or len(set(a.get("pads", [0]))) > 1:
             raise ModelError(f"Kokoro graph: {prefix} is not a plain symmetric conv")
-        with torch.no_grad():
-            conv.weight.copy_(torch.from_numpy(np.array(weight, np.float32)))
-            if bias is not None:
-                conv.bias.copy_(torch.from_numpy(bias.astype(np.float32)))
-        return conv.eval()
+        return conv1d(np.array(weight, np.float32),
+                      None if bias is None else bias.astype(np.float32),
+                      a.get("strides", [1])[0], a.get("pads", [0])[0],
+                      a.get("dilations", [1])[0])
 
     def conv_transpose(self, prefix: str) -> nn.ConvTranspose1d:
         """The float ``ConvTranspose1d`` of node ``prefix``."""
         node = self.node(prefix)
         a = self.attrs(node)
-        weight = self.array(node.input[1])
-        in_ch, out_ch, k = weight.shape
-        up = nn.ConvTranspose1d(in_ch, out_ch, k, stride=a["strides"][0], padding=a["pads"][0])
-        with torch.no_grad():
-            up.weight.copy_(torch.from_numpy(weight.copy()))
-            up.bias.copy_(torch.from_numpy(self.array(node.input[2]).copy()))
-        return up.eval()
+        return conv_transpose1d(self.array(node.input[1]), self.array(node.input[2]),
+                                a["strides"][0], a["pads"][0])
 
     def linear(self, prefix: str, bias: str) -> tuple[np.ndarray, np.ndarray]:
         """``(weight (in, out), bias (out,))`` of the int8 Gemm at ``prefix``

@@ -114,3 +114,40 @@ def test_a_new_length_builds_no_conv_kernel(models):
                  "And a third sentence, longer than both of the others before it."):
         sp.synthesize(text)
     assert psutil.Process().memory_info().rss - before < 80 * 2**20
+
+
+@pytest.mark.slow
+def test_the_kept_parts_speak_as_the_graph_and_stale_or_damaged_ones_are_not_read(tmp_path):
+    """The first load of a model file reads and cuts its graph and keeps what it read
+    (``fast-parts/``); a second load builds from those parts, bit for bit the same audio.
+    Parts of another model file (here: the same file touched) or damaged ones are not read
+    (a load then reads the graph, as the first one did)."""
+    import os
+    import shutil
+
+    from cosyvoice.acoustic.kokoro import KokoroModel
+    from cosyvoice.acoustic.kokoro_parts import FOLDER, read_parts
+
+    src = require_kokoro()
+    folder = tmp_path / "kokoro"
+    folder.mkdir()
+    model = folder / "kokoro-v1.0.int8.onnx"
+    shutil.copyfile(src / model.name, model)  # a copy: its parts land in tmp_path
+    (folder / "vocab.json").symlink_to(src / "vocab.json")
+    (folder / "voices").symlink_to(src / "voices", target_is_directory=True)
+    phonemes = "ðə kwˈɪk bɹˈaʊn fˈɑks."
+
+    def speak() -> np.ndarray:
+        m = KokoroModel.load(folder, path="int8")
+        return m.infer(phonemes, "af_heart")
+
+    assert read_parts(model) is None
+    first = speak()
+    assert read_parts(model) is not None
+    assert np.array_equal(speak(), first)  # built from the parts
+    os.utime(model, ns=(model.stat().st_atime_ns, model.stat().st_mtime_ns + 10**9))
+    assert read_parts(model) is None  # another model file now: stale
+    os.utime(model, ns=(model.stat().st_atime_ns, model.stat().st_mtime_ns - 10**9))
+    assert read_parts(model) is not None
+    (folder / FOLDER / "generator.pt").write_bytes(b"damaged")
+    assert read_parts(model) is None
