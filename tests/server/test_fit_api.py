@@ -195,12 +195,12 @@ def test_bad_fit_and_import_requests_are_4xx_in_one_shape(fit_app, fitted, tmp_p
     assert httpx.get(url + "/health/ready", timeout=30).json()["ready"] is True
 
 
-def test_a_fit_survives_a_restart_and_fits_queue_one_at_a_time(tmp_path, real_female_prompt):
+def test_a_fit_survives_a_restart_and_fits_queue_one_at_a_time(fit_app, real_female_prompt):
     """Two fits at once: the second waits for the first (one runner). A restart (SIGTERM:
     drain) stops the running fit within a text, dropping its generation in flight; the next
     start resumes it from its saved state (generation 1 is not done again); cancel ends it,
-    no voice."""
-    app = start_app(tmp_path, "--fit-popsize", "2")
+    no voice. The module's app is the first process (this test stops it: it comes last)."""
+    app, workdir = fit_app, fit_app.workdir
     try:
         first = fit(app.url, "long-one", real_female_prompt, budget="900").json()
         second = fit(app.url, "long-two", real_female_prompt, budget="900").json()
@@ -208,7 +208,7 @@ def test_a_fit_survives_a_restart_and_fits_queue_one_at_a_time(tmp_path, real_fe
             "generation", 0) >= 1)
         assert httpx.get(f"{app.url}/api/v1/jobs/{second['id']}",
                          timeout=30).json()["state"] == "queued"
-        state_file = tmp_path / "jobs" / first["id"] / "fit_state.json"
+        state_file = workdir / "jobs" / first["id"] / "fit_state.json"
         t0 = time.monotonic()
         stop_app(app)
         assert time.monotonic() - t0 < 15  # the drain waits for a text, not the whole fit
@@ -216,7 +216,7 @@ def test_a_fit_survives_a_restart_and_fits_queue_one_at_a_time(tmp_path, real_fe
         assert saved["cma"]["generation"] >= at_one["fit"]["progress"]["generation"]
     finally:
         stop_app(app)
-    app = start_app(tmp_path, "--fit-popsize", "2")
+    app = start_app(workdir, "--fit-popsize", "2")
     try:
         gen = saved["cma"]["generation"]
         job = wait_job(app.url, first["id"], lambda j: j["fit"]["progress"].get(
