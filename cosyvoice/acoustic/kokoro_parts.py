@@ -30,7 +30,6 @@ logger = logging.getLogger(__name__)
 
 FOLDER = "fast-parts"
 VERSION = 1  # bump when what the generator reads of the graph, or how, changes
-FILES = ("front.onnx", "back.onnx", "generator.pt", "key.json")
 
 
 def _key(method: str, *args: Any) -> str:

@@ -1,5 +1,5 @@
 """A long-lived oracle interpreter: the reference's modules imported once, then one forked
-child per job, so each job starts from the same state as a fresh ``_entry.py`` run would (no
+child per job, so each job starts from the same state as a fresh interpreter would (no
 job sees another's globals, seeds or thread settings) without paying the imports again
 (about 8 CPU-s a job on 2 Zen 4 cores).
 
