@@ -45,19 +45,33 @@ CPU_LOG = os.environ.get("TEST_CPU_LOG")  # a folder: each worker writes its pha
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    """With ``TEST_CPU_LOG=DIR``: one line per test, ``cpu_s wall_s nodeid``, the CPU of this
-    worker and of the subprocesses it reaped meanwhile (an app stopped at a module's end
-    counts to that module's last test), to find what a CI run spends its cores on."""
+    """With ``TEST_CPU_LOG=DIR``: one line per test, ``cpu_s wall_s idle_s end_s nodeid``:
+    the CPU of this worker and of the subprocesses it reaped meanwhile (an app stopped at a
+    module's end counts to that module's last test), the machine's idle core-seconds over
+    the test (all processes; the other worker's time shows in it too) and the time it ended,
+    to find what a CI run spends its cores on and where they wait."""
     if not CPU_LOG:
         yield
         return
-    t0, w0 = os.times(), time.monotonic()
+    t0, w0, i0 = os.times(), time.monotonic(), _idle_seconds()
     yield
     t1 = os.times()
     cpu = sum(t1[:4]) - sum(t0[:4])
     name = os.environ.get("PYTEST_XDIST_WORKER", "main")
     with open(Path(CPU_LOG) / f"{name}.txt", "a", encoding="utf-8") as f:
-        f.write(f"{cpu:.2f} {time.monotonic() - w0:.2f} {item.nodeid}\n")
+        f.write(
+            f"{cpu:.2f} {time.monotonic() - w0:.2f} {_idle_seconds() - i0:.2f} "
+            f"{time.time():.1f} {item.nodeid}\n"
+        )
+
+
+def _idle_seconds() -> float:
+    """The machine's idle core-seconds since boot (``/proc/stat``: idle + iowait), 0 elsewhere."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+    except OSError:
+        return 0.0
+    return (int(fields[4]) + int(fields[5])) / os.sysconf("SC_CLK_TCK")
 
 
 def site_packages_file(package: str, *parts: str) -> Path:
