@@ -1,18 +1,21 @@
-"""Peak RSS of the running app after N syntheses through its real HTTP surface.
+"""Peak RSS of the running app after N syntheses through its real HTTP surface, and what
+the app costs while nobody asks anything of it.
 
-    .venv/bin/python bench/app_rss.py [--requests 20] [--voice joe]
+    .venv/bin/python bench/app_rss.py [--requests 20] [--voice joe] [--idle-s 30]
 
 Starts app.py on a free port (temporary dirs), waits until every model has settled (the
-optional Kokoro loads right after the app is ready), alternates preset (``--voice``) and
-cloning requests through gradio_client, and reads the process's RSS and peak RSS (VmHWM)
-from /proc.
+optional Kokoro loads right after the app is ready), reads the process's CPU over
+``--idle-s`` seconds of idleness, alternates preset (``--voice``) and cloning requests
+through gradio_client, and reads the process's RSS and peak RSS (VmHWM) from /proc.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -28,6 +31,12 @@ def proc_status(pid: int) -> dict[str, int]:
         if key in ("VmRSS", "VmHWM"):
             out[key] = int(value.split()[0]) * 1024
     return out
+
+
+def cpu_seconds(pid: int) -> float:
+    """The process's user + system CPU so far (``/proc/PID/stat`` fields 14 and 15)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def settled_models(url: str, timeout_s: float = 300.0) -> list[dict]:
@@ -56,12 +65,17 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--requests", type=int, default=20)
     ap.add_argument("--voice", default="joe", help="the preset requests' voice")
+    ap.add_argument("--idle-s", type=float, default=30.0,
+                    help="how long to read the idle app's CPU (0: not read)")
     args = ap.parse_args()
     app = start_app(Path(tempfile.mkdtemp(prefix="bench-rss-")))
     try:
         client = Client(app.url, verbose=False)
         states = settled_models(app.url)
         start = proc_status(app.proc.pid)
+        idle0 = cpu_seconds(app.proc.pid)
+        time.sleep(args.idle_s)
+        idle_cpu = cpu_seconds(app.proc.pid) - idle0
         prompt = handle_file(str(real_prompt()))
         for i in range(args.requests):
             clone = i % 2 == 1
@@ -75,10 +89,14 @@ def main() -> int:
           "half clone)")
     print("models: " + ", ".join(f"{m['name']} {m['state']}" for m in states))
     print(f"RSS after start-up (every model settled): {start['VmRSS'] / mb:.0f} MB")
+    if args.idle_s > 0:
+        print(f"CPU while idle: {idle_cpu:.2f} CPU-s in {args.idle_s:.0f} s "
+              f"({100 * idle_cpu / args.idle_s:.1f} % of a core)")
     print(f"RSS after {args.requests} syntheses: {end['VmRSS'] / mb:.0f} MB")
     print(f"peak RSS (VmHWM): {end['VmHWM'] / mb:.0f} MB")
     print(f"RESULT app_rss_start_mb={start['VmRSS'] / mb:.0f} app_rss_end_mb="
-          f"{end['VmRSS'] / mb:.0f} app_rss_peak_mb={end['VmHWM'] / mb:.0f}")
+          f"{end['VmRSS'] / mb:.0f} app_rss_peak_mb={end['VmHWM'] / mb:.0f}"
+          + (f" app_idle_cpu_pct={100 * idle_cpu / args.idle_s:.1f}" if args.idle_s > 0 else ""))
     return 0
 
 

@@ -281,7 +281,22 @@ def build_ui(synth: Synthesizer, gate: SynthesisGate | None = None,
                                lang=c.ui_lang, relabel=relabel)
         relabel.wire(c.ui_lang)
     demo.queue(max_size=settings.queue_size, default_concurrency_limit=settings.concurrency)
+    _calm_queue(demo)
     return demo
+
+
+# Gradio's queue polls for work every 1 ms and for progress every 10 ms (Linux defaults of
+# gradio 6): an idle app spent 5 % of a core on it (1.57 CPU-s in 30 s, 2 Zen 4 cores). A
+# UI event now waits up to 20 ms longer to start and progress shows every 100 ms.
+QUEUE_POLL_S = 0.02
+PROGRESS_POLL_S = 0.1
+
+
+def _calm_queue(demo: gr.Blocks) -> None:
+    queue = demo._queue
+    queue.sleep_when_free = max(queue.sleep_when_free, QUEUE_POLL_S)
+    queue.progress_update_sleep_when_free = max(queue.progress_update_sleep_when_free,
+                                                PROGRESS_POLL_S)
 
 
 class _SynthesisTab:
