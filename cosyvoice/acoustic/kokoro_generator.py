@@ -145,18 +145,24 @@ class KokoroGenerator:
             for i in range(self.stages):
                 source = self._resblock(self.noise_res[i],
                                         _cl_tm(self.noise_convs[i](har)), s, work)
-                x = self.ups[i](x, self.slopes[i])
-                if i == self.stages - 1 and self.pad:
-                    tm = time_major(x)
-                    x = _cl_tm(torch.cat([tm[1:1 + self.pad].flip(0), tm]))
-                x.add_(source)
-                blocks = self.resblocks[i * self.kernels:(i + 1) * self.kernels]
-                acc = self._resblock(blocks[0], x, s, work, in_place=False)
-                for j, blk in enumerate(blocks[1:], start=1):
-                    acc.add_(self._resblock(blk, x, s, work, in_place=j == len(blocks) - 1))
-                x = acc.div_(len(blocks))
+                x = self._stage(i, x, source, s, work)
             y = self.post(F.leaky_relu(x, self.slopes[-1]))
             return np.ascontiguousarray(y.squeeze(2).numpy())
+
+    def _stage(self, i: int, x: torch.Tensor, source: torch.Tensor, s: torch.Tensor,
+               work: _Work) -> torch.Tensor:
+        """Upsampling stage ``i`` on its input ``(1, C, 1, T)``: upsample (the last stage
+        then pads), add the harmonic ``source``, the mean of the stage's resblocks."""
+        x = self.ups[i](x, self.slopes[i])
+        if i == self.stages - 1 and self.pad:
+            tm = time_major(x)
+            x = _cl_tm(torch.cat([tm[1:1 + self.pad].flip(0), tm]))
+        x.add_(source)
+        blocks = self.resblocks[i * self.kernels:(i + 1) * self.kernels]
+        acc = self._resblock(blocks[0], x, s, work, in_place=False)
+        for j, blk in enumerate(blocks[1:], start=1):
+            acc.add_(self._resblock(blk, x, s, work, in_place=j == len(blocks) - 1))
+        return acc.div_(len(blocks))
 
     def _resblock(self, pairs: list[tuple], x: torch.Tensor, s: torch.Tensor,
                   work: _Work, in_place: bool = True) -> torch.Tensor:
@@ -176,34 +182,50 @@ class KokoroGenerator:
 
     def warm_up(self) -> None:
         """Run every tiled conv at both its tile lengths now (oneDNN builds a kernel per
-        shape): one silent request just long enough, so no request pays for it."""
-        frames = 1
-        while not self._covers(frames):
-            frames += 1
-        feats = np.zeros((1, self.channels, frames), np.float32)
-        har = np.zeros((1, self.noise_convs[0].in_channels, self.length(frames)), np.float32)
-        self(feats, har, np.zeros((1, self._fc_weight.shape[0]), np.float32))
+        shape), so no request pays for it: each stage on silence just long enough for its
+        own convs. (One call long enough for every stage ran the last stage at 6× the
+        length it needs: 1.9 CPU-s, most of Kokoro's load; bench/README.md.)"""
+        with torch.inference_mode():
+            s = self._fc_bias.clone()  # the style rows of a zero style
+            work, channels = _Work(), self.channels
+            for i, up in enumerate(self.ups):
+                frames = 1
+                while not _covers(self._stage_tiled(i, frames)):
+                    frames += 1
+                n = self._stage_len(i, frames)
+                source = self._resblock(self.noise_res[i], _cl_tm(torch.zeros(n, up.out_ch)),
+                                        s, work)
+                y = self._stage(i, _cl_tm(torch.zeros(frames, channels)), source, s, work)
+                channels = up.out_ch
+            self.post(F.leaky_relu(y, self.slopes[-1]))
 
-    def length(self, frames: int) -> int:
-        """The generator's output frames for ``frames`` input frames."""
-        t = frames
-        for up in self.ups:
-            t = up.out_len(t)
-        return t + self.pad
+    def _stage_len(self, i: int, frames: int) -> int:
+        """Stage ``i``'s output length for an input of ``frames``."""
+        return self.ups[i].out_len(frames) + (self.pad if i == self.stages - 1 else 0)
 
-    def _tiled(self, frames: int) -> list[tuple[object, int]]:
-        """``(conv, outputs)`` of every tiled conv on ``frames`` input frames."""
-        out, t = [], frames
-        for i, up in enumerate(self.ups):
-            out.append((up.conv, up.rows(t)))
-            t = up.out_len(t) + (self.pad if i == self.stages - 1 else 0)
-            blocks = [self.noise_res[i], *self.resblocks[i * self.kernels:(i + 1) * self.kernels]]
-            out += [(c, t) for blk in blocks for pair in blk for _, c in pair]
-        out.append((self.post, t))
+    def _stage_tiled(self, i: int, frames: int) -> list[tuple[object, int]]:
+        """``(conv, outputs)`` of every tiled conv of stage ``i`` on an input of ``frames``
+        (conv_post with the last stage)."""
+        up, t = self.ups[i], self._stage_len(i, frames)
+        blocks = [self.noise_res[i], *self.resblocks[i * self.kernels:(i + 1) * self.kernels]]
+        out = [(up.conv, up.rows(frames)), *((c, t) for blk in blocks for pair in blk
+                                               for _, c in pair)]
+        if i == self.stages - 1:
+            out.append((self.post, t))
         return [(c, n) for c, n in out if getattr(c, "tile", None) is not None]
 
-    def _covers(self, frames: int) -> bool:
-        return all({n for _, n in c.tiles(t)} == set(c.tile) for c, t in self._tiled(frames))
+    def tiled_lengths(self, frames: int) -> list[tuple[object, int]]:
+        """``(conv, outputs)`` of every tiled conv on ``frames`` input frames, in order."""
+        out = []
+        for i in range(self.stages):
+            out += self._stage_tiled(i, frames)
+            frames = self._stage_len(i, frames)
+        return out
+
+
+def _covers(tiled: list[tuple[object, int]]) -> bool:
+    """Whether each conv runs both its tile lengths on the lengths given."""
+    return all({n for _, n in c.tiles(t)} == set(c.tile) for c, t in tiled)
 
 
 def _cl(x: torch.Tensor) -> torch.Tensor:

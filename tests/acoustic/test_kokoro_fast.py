@@ -117,6 +117,30 @@ def test_a_new_length_builds_no_conv_kernel(models):
 
 
 @pytest.mark.slow
+def test_no_conv_kernel_is_built_after_the_warm_up(capfd):
+    """The load's warm-up (each stage on silence just long enough) builds every oneDNN conv
+    kernel: requests of new lengths, short and long, are all cache hits (oneDNN's verbose
+    log names each kernel it builds, ``create:cache_miss``). A fresh model: the module's
+    ones have spoken already, which would hide a kernel the warm-up missed."""
+    import re
+
+    import torch
+
+    from cosyvoice.acoustic.kokoro import KokoroModel
+
+    sp = KokoroModel.load(require_kokoro(), path="int8").speaker("af_heart")
+    capfd.readouterr()
+    with torch.backends.mkldnn.verbose(torch.backends.mkldnn.VERBOSE_ON_CREATION):
+        for text in ("Hi.", EN, EN + " " + EN + " And one more clause, to make it long."):
+            sp.synthesize(text)
+    log = capfd.readouterr().out
+    assert "onednn_verbose" in log and "cache_hit" in log  # the log is really on
+    misses = [line for line in log.splitlines()
+              if re.search(r"create:cache_miss.*convolution", line)]
+    assert not misses, f"{len(misses)} kernels built after warm-up, e.g. {misses[0][:300]}"
+
+
+@pytest.mark.slow
 def test_the_kept_parts_speak_as_the_graph_and_stale_or_damaged_ones_are_not_read(tmp_path):
     """The first load of a model file reads and cuts its graph and keeps what it read
     (``fast-parts/``); a second load builds from those parts, bit for bit the same audio.
