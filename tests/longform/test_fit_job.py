@@ -53,8 +53,11 @@ def tiny_job(store: JobStore, synth, name: str, prompt, generations: int = 2) ->
     return job["id"]
 
 
-def test_a_fit_job_ends_as_a_fitted_voice_with_samples_and_scores(synth, prompt, tmp_path):
-    store = JobStore(tmp_path / "jobs", 5)
+@pytest.fixture(scope="module")
+def finished(synth, prompt, tmp_path_factory):
+    """A TINY fit job run through, with what it reported and the niceness it reported from:
+    the first test's subject and the uninterrupted run the second compares with."""
+    store = JobStore(tmp_path_factory.mktemp("fit-jobs") / "jobs", 5)
     job_id = tiny_job(store, synth, "Job fit", prompt)
     with pytest.raises(ConflictError, match="queued or running already"):
         create_fit_job(store, synth, "JOB FIT", prompt)
@@ -68,6 +71,11 @@ def test_a_fit_job_ends_as_a_fitted_voice_with_samples_and_scores(synth, prompt,
 
     base = os.getpriority(os.PRIO_PROCESS, 0)
     run_fit_job(store, job_id, synth, lambda: False, report=report)
+    return store, job_id, seen, nice, base
+
+
+def test_a_fit_job_ends_as_a_fitted_voice_with_samples_and_scores(synth, prompt, finished):
+    store, job_id, seen, nice, base = finished
     done = store.summary(job_id)
     assert (done["state"], done["kind"], done["progress"], done["eta_s"]) == (DONE, FIT, 1.0, 0)
     gens = [s["fit"]["progress"].get("generation") for s in seen
@@ -92,11 +100,10 @@ def test_a_fit_job_ends_as_a_fitted_voice_with_samples_and_scores(synth, prompt,
 
 
 def test_a_stopped_fit_resumes_from_its_state_and_ends_as_an_uninterrupted_one(
-        synth, prompt, tmp_path):
+        synth, prompt, tmp_path, finished):
     store = JobStore(tmp_path / "jobs", 5)
-    whole = tiny_job(store, synth, "Whole", prompt)
-    run_fit_job(store, whole, synth, lambda: False)
-    assert store.state(whole) == DONE
+    whole_store, whole, _, _, _ = finished
+    assert whole_store.state(whole) == DONE
 
     stop = threading.Event()
 
@@ -118,8 +125,8 @@ def test_a_stopped_fit_resumes_from_its_state_and_ends_as_an_uninterrupted_one(
     assert resumed["state"] == DONE and (resumed["runs"], resumed["resumed"]) == (2, 1)
     last = json.loads(state_file.read_text())
     assert last["history"][:2] == first["history"]  # generation 1 was not done again
-    assert np.array_equal(synth.voices.get("Parted").pack(), synth.voices.get("Whole").pack())
-    theirs = json.loads((store.folder(whole) / STATE_FILE).read_text())
+    assert np.array_equal(synth.voices.get("Parted").pack(), synth.voices.get("Job fit").pack())
+    theirs = json.loads((whole_store.folder(whole) / STATE_FILE).read_text())
     assert [h["score"] for h in last["history"]] == [h["score"] for h in theirs["history"]]
 
 

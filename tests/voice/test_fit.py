@@ -59,9 +59,16 @@ def prompt(real_female_prompt) -> tuple[np.ndarray, int]:
     return to_mono(data)[: 4 * sr], sr  # 4 s: not split (fit and check on the whole)
 
 
-def test_a_fit_is_a_pack_with_provenance_and_deterministic(tools, prompt):
+@pytest.fixture(scope="module")
+def reference(tools, prompt):
+    """The TINY fit run through, and the progress it reported: the first test's subject and
+    the second's uninterrupted run (one fit fewer)."""
     seen = []
-    a = fit(*prompt, tools, FitConfig(**TINY), budget_s=600, progress_cb=seen.append)
+    return fit(*prompt, tools, FitConfig(**TINY), budget_s=600, progress_cb=seen.append), seen
+
+
+def test_a_fit_is_a_pack_with_provenance_and_deterministic(tools, prompt, reference):
+    a, seen = reference
     assert a.pack.shape == (510, 256) and a.pack.dtype == np.float32
     assert np.isfinite(a.pack).all()
     p = a.provenance
@@ -80,11 +87,11 @@ def test_a_fit_is_a_pack_with_provenance_and_deterministic(tools, prompt):
     assert other.state.cma["mean"] != a.state.cma["mean"]
 
 
-def test_a_resumed_fit_ends_where_an_uninterrupted_one_does(tools, prompt):
+def test_a_resumed_fit_ends_where_an_uninterrupted_one_does(tools, prompt, reference):
     """Stopped part-way through generation 2 (as a restart stops it: within a text), the fit
     drops that generation; resumed from the state it returned, it ends as one that ran
     through."""
-    whole = fit(*prompt, tools, FitConfig(**TINY), budget_s=600)
+    whole, _ = reference
     reported, asked = [], []
 
     def stop() -> bool:  # after generation 1: the loop's check, then 3 steps of generation 2
