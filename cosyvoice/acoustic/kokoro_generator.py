@@ -35,7 +35,13 @@ from cosyvoice.acoustic.kokoro_graph import GENERATOR, KokoroGraph
 from cosyvoice.kernels.cpu import has_int8_dot
 from cosyvoice.kernels.direct import DirectConv, UpConv, fused_ops_available
 from cosyvoice.kernels.int8 import Int8Conv, int8_ops_available
-from cosyvoice.kernels.tiling import CL, channels_last, tile_sizes, time_major
+from cosyvoice.kernels.tiling import (
+    CL,
+    channels_last,
+    runs_both_tiles,
+    tile_sizes,
+    time_major,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -190,7 +196,7 @@ class KokoroGenerator:
             work, channels = _Work(), self.channels
             for i, up in enumerate(self.ups):
                 frames = 1
-                while not _covers(self._stage_tiled(i, frames)):
+                while not runs_both_tiles(self._stage_tiled(i, frames)):
                     frames += 1
                 n = self._stage_len(i, frames)
                 source = self._resblock(self.noise_res[i], _cl_tm(torch.zeros(n, up.out_ch)),
@@ -214,18 +220,6 @@ class KokoroGenerator:
             out.append((self.post, t))
         return [(c, n) for c, n in out if getattr(c, "tile", None) is not None]
 
-    def tiled_lengths(self, frames: int) -> list[tuple[object, int]]:
-        """``(conv, outputs)`` of every tiled conv on ``frames`` input frames, in order."""
-        out = []
-        for i in range(self.stages):
-            out += self._stage_tiled(i, frames)
-            frames = self._stage_len(i, frames)
-        return out
-
-
-def _covers(tiled: list[tuple[object, int]]) -> bool:
-    """Whether each conv runs both its tile lengths on the lengths given."""
-    return all({n for _, n in c.tiles(t)} == set(c.tile) for c, t in tiled)
 
 
 def _cl(x: torch.Tensor) -> torch.Tensor:

@@ -95,6 +95,12 @@ def add_tiles_(acc: torch.Tensor, tiles: list[tuple[int, int]],
     return acc
 
 
+def runs_both_tiles(tiled: list[tuple[Tiled, int]]) -> bool:
+    """Whether each conv of ``(conv, outputs)`` runs both its tile lengths on those outputs
+    (what a warm-up must reach: oneDNN builds one kernel per tile shape)."""
+    return all({n for _, n in c.tiles(t)} == set(c.tile) for c, t in tiled)
+
+
 class Tiled:
     """What a conv with ``tiles(t)`` and ``span`` knows of its tiles' extent."""
 

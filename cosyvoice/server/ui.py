@@ -285,9 +285,9 @@ def build_ui(synth: Synthesizer, gate: SynthesisGate | None = None,
     return demo
 
 
-# Gradio's queue polls for work every 1 ms and for progress every 10 ms (Linux defaults of
-# gradio 6): an idle app spent 5 % of a core on it (1.57 CPU-s in 30 s, 2 Zen 4 cores). A
-# UI event now waits up to 20 ms longer to start and progress shows every 100 ms.
+# gradio 6 polls its queue every 1 ms and progress every 10 ms on Linux: an idle app spent
+# 5.1 % of a core, 1.4 % with these (bench/app_rss.py --idle-s 30, 2 Zen 4 cores). A UI
+# event may wait up to 20 ms longer to start; progress shows every 100 ms.
 QUEUE_POLL_S = 0.02
 PROGRESS_POLL_S = 0.1
 

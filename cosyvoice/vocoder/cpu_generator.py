@@ -34,7 +34,7 @@ from torch import nn
 
 from cosyvoice.kernels.direct import DirectConv, UpConv, fused_ops_available, fused_pair_
 from cosyvoice.kernels.int8 import Int8Conv, int8_ops_available
-from cosyvoice.kernels.tiling import CL, tile_sizes
+from cosyvoice.kernels.tiling import CL, runs_both_tiles, tile_sizes
 from cosyvoice.vocoder.cpu_spectral import SpectralConv
 from cosyvoice.vocoder.hifigan import LRELU_SLOPE, POST_LRELU_SLOPE, Generator
 
@@ -255,8 +255,7 @@ class CpuGenerator:
         if not self.tiled_lengths(1):
             return 0
         frames = 1
-        while not all({n for _, n in c.tiles(t)} == set(c.tile)
-                      for c, t in self.tiled_lengths(frames)):
+        while not runs_both_tiles(self.tiled_lengths(frames)):
             frames += 1
         return frames
 
