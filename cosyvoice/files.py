@@ -9,28 +9,38 @@ import json
 import os
 import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 
-def write_text_atomic(path: Path, text: str, durable: bool = True) -> Path:
-    """Write ``text`` (UTF-8) to a temp file in ``path``'s folder (made if missing), then
-    rename it over ``path``; ``durable`` fsyncs first (records a user would lose: voices,
-    jobs, the lexicon; not files remade on the next request). OSError as raised."""
+def write_atomic(path: Path, write: Callable[[BinaryIO], object], durable: bool = True,
+                 mode: int | None = None) -> Path:
+    """Call ``write`` on a temp file (binary) in ``path``'s folder (made if missing), then
+    rename it over ``path``; ``durable`` fsyncs first, ``mode`` sets the permissions (a
+    temp file is private to its owner). OSError as raised."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".partial-", suffix=path.suffix, dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            write(f)
             if durable:
                 f.flush()
                 os.fsync(f.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def write_text_atomic(path: Path, text: str, durable: bool = True) -> Path:
+    """Write ``text`` (UTF-8) through :func:`write_atomic` (records a user would lose with
+    ``durable``: voices, jobs, the lexicon; not files remade on the next request)."""
+    return write_atomic(path, lambda f: f.write(text.encode("utf-8")), durable)
 
 
 def write_json_atomic(path: Path, data: Any, indent: int | None = 1,

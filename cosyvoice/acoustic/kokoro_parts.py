@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +23,7 @@ import torch
 
 from cosyvoice.acoustic.kokoro_graph import KokoroGraph, conv1d, conv_transpose1d
 from cosyvoice.errors import ModelError
+from cosyvoice.files import write_atomic
 
 logger = logging.getLogger(__name__)
 
@@ -168,15 +167,8 @@ def write_parts(model: Path, front: bytes, back: bytes, answers: dict[str, Any])
                             ("generator.pt", lambda f: torch.save(answers, f)),
                             ("key.json", lambda f: f.write(
                                 json.dumps(model_key(model)).encode()))):
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.")
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    write(f)
-                os.chmod(tmp, 0o644)  # as the model file: readable by whoever runs the app
-                os.replace(tmp, folder / name)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            # remade from the model if lost: no fsync; readable as the model file is
+            write_atomic(folder / name, write, durable=False, mode=0o644)
         logger.info("kept Kokoro's fast parts in %s", folder)
     except OSError as e:
         logger.info("could not keep Kokoro's fast parts in %s (%s); each load reads the "
